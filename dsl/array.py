@@ -1,0 +1,168 @@
+"""Concrete arrays on a device, and the devices themselves.
+
+An ``Array`` is an immutable ``Tensor`` backed by a device buffer. Work is dispatched asynchronously: a result
+may still be computing; ``block_until_ready()`` waits, and host conversion (``np.asarray``) waits implicitly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from typing import Any, Self
+
+import attrs
+import numpy as np
+from typing_extensions import Unpack
+
+from .dtypes import DType
+from .lowering import backend, runtime
+from .staging import dtypes as _dt
+from .staging.ir import Aval
+from .tensor import DT, Shape, Tensor
+
+
+@attrs.frozen
+class Device:
+    """One XLA device (``platform`` is ``'cpu'`` or ``'gpu'``)."""
+
+    platform: str
+    id: int
+    xla: Any = attrs.field(eq=False, repr=False, hash=False)
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.id}"
+
+
+@cache
+def _wrap_device(xla_device: Any) -> Device:
+    platform = "gpu" if xla_device.platform in ("cuda", "gpu", "rocm") else xla_device.platform
+    return Device(platform, xla_device.id, xla_device)
+
+
+def devices(platform: str = "cpu") -> list[Device]:
+    """The devices of a platform (``'cpu'`` or ``'gpu'``); raises if the platform has none here."""
+    return [_wrap_device(d) for d in backend.client_for(platform).devices()]
+
+
+def default_device() -> Device:
+    return devices("cpu")[0]
+
+
+class Array(Tensor[DT, Unpack[Shape]]):
+    """An immutable array on a device. Item assignment raises; use ``x.at[idx].set(v)``."""
+
+    __slots__ = ("buffer", "_aval")
+
+    def __init__(self, buffer: Any, aval: Aval) -> None:
+        self.buffer = buffer
+        self._aval = aval
+
+    @property
+    def aval(self) -> Aval:
+        return self._aval
+
+    @property
+    def device(self) -> Device:
+        return _wrap_device(self.buffer._sharding._internal_device_list[0])
+
+    def block_until_ready(self) -> Self:
+        self.buffer.block_until_ready()
+        return self
+
+    def is_ready(self) -> bool:
+        return bool(self.buffer.is_ready())
+
+    def is_deleted(self) -> bool:
+        return bool(self.buffer.is_deleted())
+
+    def delete(self) -> None:
+        self.buffer.delete()
+
+    def numpy(self) -> np.ndarray[Any, Any]:
+        """The value as a read-only host array (waits for the computation)."""
+        if self.buffer.is_deleted():
+            raise RuntimeError("this array was deleted or donated to a computation; it has no value any more")
+        return runtime.to_host(self.buffer, self._aval.dtype)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        host = self.numpy()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            return host.astype(dtype)
+        if copy:
+            return host.copy()
+        return host
+
+    def item(self) -> Any:
+        return self.numpy().item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self.numpy())
+
+    def __int__(self) -> int:
+        return int(self.numpy())
+
+    def __float__(self) -> float:
+        return float(self.numpy())
+
+    def __index__(self) -> int:
+        if not _dt.is_integer(self._aval.dtype) or self._aval.ndim:
+            raise TypeError(f"only integer scalar arrays can be used as an index, got {self._aval}")
+        return int(self.numpy())
+
+    def __iter__(self) -> Iterator[Array[DT, Any]]:
+        if not self._aval.shape:
+            raise TypeError("iteration over a rank-0 array")
+        for i in range(self._aval.shape[0]):
+            yield self[i]  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={_dt.short_name(self._aval.dtype)})"
+
+    def __str__(self) -> str:
+        return str(self.numpy())
+
+    def __reduce__(self) -> Any:
+        return (asarray, (np.array(self.numpy()),))
+
+
+def device_put(x: Any, device: Device | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
+    """Place host data (or an Array) on ``device`` (default: the first CPU device)."""
+    target = device if device is not None else default_device()
+    if isinstance(x, Array):
+        if x.device == target:
+            return x
+        return Array(runtime.device_copy(x.buffer, target.xla), x.aval)
+    host = as_host_array(x)
+    return Array(runtime.device_put(host, target.xla), Aval(host.shape, host.dtype))
+
+
+def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
+    """Host data with a supported dtype; Python floats/ints default to f32/i32 as in JAX."""
+    if dtype is not None:
+        from .dtypes import to_numpy
+
+        return np.asarray(x, dtype=to_numpy(dtype))
+    if isinstance(x, bool):
+        return np.asarray(x, dtype=np.bool_)
+    if isinstance(x, int):
+        return np.asarray(x, dtype=_dt.DEFAULT_INT)
+    if isinstance(x, float):
+        return np.asarray(x, dtype=_dt.DEFAULT_FLOAT)
+    host = np.asarray(x)
+    if host.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
+        host = host.astype(_dt.DEFAULT_FLOAT)  # nested Python lists of floats, as jnp.asarray does
+    elif host.dtype == np.int64 and not isinstance(x, (np.ndarray, np.generic)):
+        host = host.astype(_dt.DEFAULT_INT)
+    _dt.canonical(host.dtype)
+    return host
+
+
+def asarray(x: Any, dtype: type[DType] | Any = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
+    """Host data as an Array on the default device (no copy for an Array of the right dtype)."""
+    if isinstance(x, Array) and (dtype is None or _dt.canonical(x.dtype) == as_host_array(0, dtype).dtype):
+        return x
+    return device_put(as_host_array(x, dtype))

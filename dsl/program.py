@@ -1,0 +1,472 @@
+"""``Program`` (a typed Python function) -> ``Staged`` (its graph) -> ``Compiled`` (an XLA executable).
+
+Calling a Program directly stages, compiles and caches by argument signature; the explicit
+``stage(...).compile(...)`` path is for ahead-of-time use and inspection.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar, overload
+
+import numpy as np
+
+from . import pytree
+from .array import Array, Device, as_host_array, default_device, devices
+from .lowering import backend, emit, runtime
+from .signature import (
+    DimBinder,
+    Spec,
+    TensorSpec,
+    aligned_specs,
+    build_from_specs,
+    function_annotations,
+)
+from .staging import dtypes as _dt
+from .staging.builder import is_staging
+from .staging.errors import DTypeError, ShapeError
+from .staging.ir import Aval, Graph, SourceLoc
+from .staging.source import user_location
+from .staging.typecheck import typecheck
+from .tensor import Tensor
+from .trace import TracedFunction, trace_flat
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_DEFAULT_CACHE_SIZE = int(os.environ.get("TENSORSTAGE_PROGRAM_CACHE", "256"))
+
+
+# --------------------------------------------------------------------------------------------- arguments
+
+
+def _is_dynamic(leaf: object, scalars_dynamic: bool) -> bool:
+    if isinstance(leaf, (Tensor, np.ndarray, np.generic, Spec)):
+        return True
+    return scalars_dynamic and type(leaf) in (float, int, bool)
+
+
+def _leaf_aval(leaf: Any) -> Aval:
+    if isinstance(leaf, (Tensor, Spec)):
+        return leaf.aval
+    if isinstance(leaf, (np.ndarray, np.generic)):
+        return Aval(leaf.shape, _dt.canonical(leaf.dtype))
+    host = as_host_array(leaf)  # Python scalar: default dtype, weakly typed
+    return Aval((), host.dtype)
+
+
+def _static_key(leaf: Any) -> Hashable:
+    if isinstance(leaf, slice):
+        return ("slice", leaf.start, leaf.stop, leaf.step)
+    if isinstance(leaf, (list, dict, set)):
+        raise TypeError(f"static argument {leaf!r} is not hashable")
+    try:
+        hash(leaf)
+    except TypeError as exc:
+        raise TypeError(f"static argument {leaf!r} must be hashable") from exc
+    return (type(leaf), leaf)
+
+
+class Signature:
+    """How a call's flattened arguments split into static values (part of the key) and typed inputs."""
+
+    __slots__ = ("treedef", "dynamic", "statics", "avals", "weak", "key")
+
+    def __init__(self, treedef: pytree.TreeDef, leaves: Sequence[Any], scalars_dynamic: bool) -> None:
+        self.treedef = treedef
+        self.dynamic = tuple(_is_dynamic(x, scalars_dynamic) for x in leaves)
+        self.statics = tuple(None if d else x for x, d in zip(leaves, self.dynamic))
+        self.avals = tuple(_leaf_aval(x) if d else None for x, d in zip(leaves, self.dynamic))
+        self.weak = tuple(d and type(x) in (float, int, bool) for x, d in zip(leaves, self.dynamic))
+        self.key = (
+            treedef,
+            tuple(_static_key(x) for x, d in zip(leaves, self.dynamic) if not d),
+            tuple((a.shape, a.dtype) for a in self.avals if a is not None),
+            self.weak,
+        )
+
+
+# ------------------------------------------------------------------------------------------------ Program
+
+
+class Program(Generic[P, R]):
+    """A typed Python function that can be staged to a graph, compiled with XLA, and called."""
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        static_argnums: Sequence[int] = (),
+        donate_argnums: Sequence[int] = (),
+        device: str = "cpu",
+        cache_size: int = _DEFAULT_CACHE_SIZE,
+        scalars_dynamic: bool = True,
+        check_annotations: bool = True,
+    ) -> None:
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "program")
+        self.static_argnums = tuple(static_argnums)
+        self.donate_argnums = tuple(donate_argnums)
+        self.device = device
+        self.scalars_dynamic = scalars_dynamic
+        # Library ops are generic over every shape; their annotations are for mypy, not for dim binding.
+        self.check_annotations = check_annotations
+        self._cache: OrderedDict[Hashable, Compiled[P, R]] = OrderedDict()
+        self._cache_size = cache_size
+        self.recompile_reasons: list[str] = []
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"<Program {self.name}>"
+
+    # ------------------------------------------------------------------------------- the convenient path
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if is_staging():
+            return self.fn(*args, **kwargs)  # a program called inside another program inlines
+        leaves, treedef = pytree.flatten((self._mark_static(args), kwargs))
+        signature = Signature(treedef, leaves, self.scalars_dynamic)
+        compiled = self._cache.get(signature.key)
+        if compiled is None:
+            compiled = self._compile_for(signature, leaves)
+        else:
+            self._cache.move_to_end(signature.key)
+        return compiled.call_flat(leaves)  # type: ignore[return-value]
+
+    def _mark_static(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        if not self.static_argnums:
+            return args
+        return tuple(_Static(a) if i in self.static_argnums else a for i, a in enumerate(args))
+
+    def _compile_for(self, signature: Signature, leaves: Sequence[Any]) -> Compiled[P, R]:
+        if self._cache:
+            self.recompile_reasons.append(self._explain_miss(signature))
+        staged = self._stage_signature(signature, leaves, user_location())
+        compiled = staged.compile(device=self.device)
+        self._cache[signature.key] = compiled
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return compiled
+
+    def _explain_miss(self, signature: Signature) -> str:
+        treedef, statics, avals, _ = signature.key  # type: ignore[misc]
+        for key in self._cache:
+            old_tree, old_statics, old_avals, _ = key  # type: ignore[misc]
+            if old_tree != treedef:
+                return f"argument structure changed: {old_tree!r} -> {treedef!r}"
+            if old_statics != statics:
+                return f"static arguments changed: {old_statics!r} -> {statics!r}"
+            if old_avals != avals:
+                changes = [
+                    f"{_dt.short_name(a[1])}{list(a[0])} -> {_dt.short_name(b[1])}{list(b[0])}"
+                    for a, b in zip(old_avals, avals)
+                    if a != b
+                ]
+                return "argument types changed: " + ", ".join(changes)
+        return "new signature"
+
+    # -------------------------------------------------------------------------------- the explicit path
+    def stage(self, *examples: Any, **dims: int) -> Staged[P, R]:
+        """Stage for example arguments (arrays, ``ts.Spec``s, pytrees) or, without examples, dim sizes by name."""
+        loc = user_location()
+        names, trees, _ = function_annotations(self.fn)
+        args: list[Any] = list(examples)
+        if len(args) < len(names):
+            binder = DimBinder(dims, loc)
+            for name in names[len(args):]:
+                tree = trees.get(name)
+                if tree is None:
+                    raise TypeError(f"stage(): parameter {name!r} has no Tensor annotation; pass an example for it")
+                args.append(build_from_specs(tree, lambda spec, where: Spec(*_spec_shape(binder, spec, where)), name))
+        leaves, treedef = pytree.flatten((self._mark_static(tuple(args)), {}))
+        return self._stage_signature(Signature(treedef, leaves, self.scalars_dynamic), leaves, loc, dims)
+
+    def _stage_signature(
+        self, signature: Signature, leaves: Sequence[Any], loc: SourceLoc | None, dims: dict[str, int] | None = None
+    ) -> Staged[P, R]:
+        names, trees, return_tree = function_annotations(self.fn) if self.check_annotations else ([], {}, None)
+        binder = DimBinder(dims or {}, loc)
+        args, _ = pytree.unflatten(signature.treedef, leaves)
+        specs: list[TensorSpec | None] = []
+        for i, arg in enumerate(args):
+            name = names[i] if i < len(names) else f"arg{i}"
+            specs.extend(aligned_specs(trees.get(name), arg))
+        specs.extend([None] * (len(leaves) - len(specs)))
+        avals = list(signature.avals)
+        where = _leaf_names(signature.treedef, names)
+        for i, aval in enumerate(avals):
+            if aval is not None:
+                avals[i] = binder.aval_from_example(specs[i], aval, f"argument {where[i]}")
+        traced = trace_flat(_unwrap_static(self.fn), signature.treedef, leaves, signature.dynamic, avals, signature.weak)
+        if traced.closure:
+            raise ShapeError(
+                f"{self.name} reads a staged value from another program that is being staged; pass it as an argument",
+                "stage",
+                loc,
+            )
+        if return_tree is not None:
+            _check_return(traced, return_tree, binder, self.fn)
+        return Staged(self, traced, signature, tuple(avals))
+
+
+class _Static:
+    """Wraps a static argument so it is one pytree leaf (its value keys the cache)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Static) and other.value == self.value
+
+
+def _unwrap_static(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*(a.value if isinstance(a, _Static) else a for a in args), **kwargs)
+
+    return call
+
+
+def _spec_shape(binder: DimBinder, spec: TensorSpec, where: str) -> tuple[tuple[int, ...], Any, Any]:
+    aval = binder.aval_from_spec(spec, where)
+    return aval.shape, aval.dtype, aval.dims
+
+
+def _leaf_names(treedef: pytree.TreeDef, names: Sequence[str]) -> list[str]:
+    """Human names of each leaf of ``(args, kwargs)``: ``x``, ``params.w``, ``batch[0]``."""
+    out: list[str] = []
+
+    def walk(node: pytree.TreeDef, path: str) -> None:
+        if node.kind == "leaf":
+            out.append(path)
+        elif node.kind == "dict":
+            for key, child in zip(node.aux, node.children):  # type: ignore[call-overload]
+                walk(child, f"{path}[{key!r}]" if path else str(key))
+        elif node.kind == "attrs":
+            for key, child in zip(node.aux[1], node.children):  # type: ignore[index]
+                walk(child, f"{path}.{key}")
+        else:
+            for i, child in enumerate(node.children):
+                walk(child, f"{path}[{i}]")
+
+    args_def, kwargs_def = treedef.children
+    for i, child in enumerate(args_def.children):
+        walk(child, names[i] if i < len(names) else f"arg{i}")
+    walk(kwargs_def, "")
+    return out
+
+
+def _check_return(traced: TracedFunction, tree: Any, binder: DimBinder, fn: Callable[..., Any]) -> None:
+    out_values = pytree.unflatten(traced.out_tree, traced.graph.outputs[: traced.out_tree.num_leaves])
+    specs = aligned_specs(tree, out_values)
+    for i, (atom, spec) in enumerate(zip(traced.graph.outputs, specs)):
+        if spec is None:
+            continue
+        where = "the result" if len(specs) == 1 else f"result {i}"
+        producer = next((e for e in traced.graph.eqns if atom in e.outputs), None)
+        loc = producer.loc if producer is not None else _def_loc(fn)
+        try:
+            got = binder.aval_from_example(spec, atom.aval, where)
+        except (ShapeError, DTypeError) as err:
+            raise type(err)(
+                f"{where} is {atom.aval}, but the return annotation says {spec.describe()}", "return", loc
+            ) from None
+        mismatched = [
+            f"axis {axis} is {had} but the annotation says {want}"
+            for axis, (had, want) in enumerate(zip(atom.aval.dims, got.dims))
+            if had is not None and want is not None and had != want
+        ]
+        if mismatched:
+            raise ShapeError(
+                f"{where} is {atom.aval}, but the return annotation says {spec.describe()}: " + "; ".join(mismatched),
+                "return",
+                loc,
+            )
+
+
+def _def_loc(fn: Callable[..., Any]) -> SourceLoc | None:
+    code = getattr(fn, "__code__", None)
+    return SourceLoc(code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+@overload
+def program(fn: Callable[P, R], /) -> Program[P, R]: ...
+@overload
+def program(
+    *, static_argnums: Sequence[int] = (), donate_argnums: Sequence[int] = (), device: str = "cpu", name: str | None = None
+) -> Callable[[Callable[P, R]], Program[P, R]]: ...
+def program(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    static_argnums: Sequence[int] = (),
+    donate_argnums: Sequence[int] = (),
+    device: str = "cpu",
+    name: str | None = None,
+) -> Program[P, R] | Callable[[Callable[P, R]], Program[P, R]]:
+    """Make a typed Python function a Program (use as ``@ts.program`` or ``@ts.program(donate_argnums=...)``)."""
+
+    def make(f: Callable[P, R]) -> Program[P, R]:
+        return Program(f, static_argnums=static_argnums, donate_argnums=donate_argnums, device=device, name=name)
+
+    return make(fn) if fn is not None else make
+
+
+# ------------------------------------------------------------------------------------------------- Staged
+
+
+class Staged(Generic[P, R]):
+    """A staged program: its typed graph and signature. Print it, typecheck it, lower it, compile it."""
+
+    def __init__(self, program: Program[P, R], traced: TracedFunction, signature: Signature, avals: tuple[Any, ...]):
+        self.program = program
+        self.graph: Graph = traced.graph
+        self.out_tree = traced.out_tree
+        self.signature = signature
+        self.in_avals: tuple[Aval, ...] = tuple(a for a in avals if a is not None)
+
+    @property
+    def out_avals(self) -> tuple[Aval, ...]:
+        return self.graph.out_avals
+
+    def __str__(self) -> str:
+        return str(self.graph)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(a) for a in self.in_avals)
+        outs = ", ".join(str(a) for a in self.out_avals)
+        return f"<Staged {self.program.name}({ins}) -> ({outs}), {len(self.graph.eqns)} equations>"
+
+    def typecheck(self) -> None:
+        typecheck(self.graph)
+
+    def stablehlo(self) -> str:
+        return emit.module_text(self.graph, self.program.name, self._donated_inputs())
+
+    def _donated_inputs(self) -> tuple[int, ...]:
+        if not self.program.donate_argnums:
+            return ()
+        args_def = self.signature.treedef.children[0]
+        donated: list[int] = []
+        position = 0
+        leaf = 0
+        for i, child in enumerate(args_def.children):
+            for _ in range(child.num_leaves):
+                if self.signature.dynamic[leaf]:
+                    if i in self.program.donate_argnums:
+                        donated.append(position)
+                    position += 1
+                leaf += 1
+        return tuple(donated)
+
+    def compile(self, device: str | Device = "cpu") -> Compiled[P, R]:
+        target = devices(device)[0] if isinstance(device, str) else device
+        text = self.stablehlo()
+        executable = backend.compile_module(text, [target.xla])
+        return Compiled(self, executable, target, text)
+
+
+# ----------------------------------------------------------------------------------------------- Compiled
+
+
+class Compiled(Generic[P, R]):
+    """An XLA executable with its signature; calling it validates every argument before anything runs."""
+
+    def __init__(self, staged: Staged[P, R], executable: Any, device: Device, module_text: str) -> None:
+        self.staged = staged
+        self.executable = executable
+        self.device = device
+        self.module_text = module_text
+        self.in_avals = staged.in_avals
+        self.out_avals = staged.out_avals
+        self._out_tree = staged.out_tree
+        self._signature = staged.signature
+        self._dynamic = staged.signature.dynamic
+        self._expected = [a for a in staged.signature.avals]
+        self._handlers = [runtime.result_handler(a.shape, a.dtype, device.xla) for a in self.out_avals]
+        self._execute = executable.execute_sharded
+        self._donated = set(staged._donated_inputs())
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        leaves, treedef = pytree.flatten((self.staged.program._mark_static(args), kwargs))
+        if treedef != self._signature.treedef:
+            raise TypeError(
+                f"{self.staged.program.name}: argument structure {treedef!r} does not match the compiled "
+                f"signature {self._signature.treedef!r}"
+            )
+        for leaf, static, dyn in zip(leaves, self._signature.statics, self._dynamic):
+            if not dyn and _static_key(leaf) != _static_key(static):
+                raise TypeError(f"{self.staged.program.name}: static argument {leaf!r} differs from {static!r}")
+        return self.call_flat(leaves)  # type: ignore[return-value]
+
+    def call_flat(self, leaves: Sequence[Any]) -> Any:
+        buffers = []
+        device = self.device.xla
+        for i, (leaf, expected) in enumerate(zip(leaves, self._expected)):
+            if expected is None:
+                continue
+            buffers.append(self._buffer_for(i, leaf, expected, device))
+        outs = self._execute(buffers).consume_with_handlers(self._handlers)
+        arrays = [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
+        if self._donated:
+            for i, leaf in enumerate(leaf for leaf, e in zip(leaves, self._expected) if e is not None):
+                if i in self._donated and isinstance(leaf, Array):
+                    pass  # XLA deleted the donated buffer; the Array reports is_deleted()
+        return pytree.unflatten(self._out_tree, arrays)
+
+    def _buffer_for(self, index: int, leaf: Any, expected: Aval, device: Any) -> Any:
+        if isinstance(leaf, Array):
+            aval = leaf.aval
+            if aval.shape != expected.shape or aval.dtype != expected.dtype:
+                self._mismatch(index, aval, expected)
+            buffer = leaf.buffer
+            if buffer._sharding._internal_device_list[0] != device:
+                buffer = runtime.device_copy(buffer, device)
+            return buffer
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            if leaf.shape != expected.shape or leaf.dtype != expected.dtype:
+                self._mismatch(index, Aval(leaf.shape, np.dtype(leaf.dtype)), expected)
+            return runtime.device_put(np.asarray(leaf), device)
+        if type(leaf) in (float, int, bool) and self._signature.weak[index]:
+            kind_ok = _dt.is_float(expected.dtype) or type(leaf) is not float
+            if not kind_ok:
+                self._mismatch(index, _leaf_aval(leaf), expected)
+            return runtime.device_put(np.asarray(leaf, dtype=expected.dtype), device)
+        if isinstance(leaf, Tensor):
+            raise TypeError(f"{self.staged.program.name}: argument {index} is a staged value; call it inside staging")
+        raise TypeError(f"{self.staged.program.name}: argument {index} must be an array, got {type(leaf).__name__}")
+
+    def _mismatch(self, index: int, got: Aval, expected: Aval) -> None:
+        names, _, _ = function_annotations(self.staged.program.fn)
+        where = _leaf_names(self._signature.treedef, names)[index]
+        raise TypeError(
+            f"{self.staged.program.name}: argument {where} expected {expected}, got {got.anonymous()} "
+            "(compiled programs never convert arguments; stage again for new shapes or dtypes)"
+        )
+
+    # ------------------------------------------------------------------------------------ introspection
+    def as_text(self) -> str:
+        """The optimized HLO XLA produced."""
+        return str(self.executable.hlo_modules()[0].to_string())
+
+    def cost_analysis(self) -> dict[str, float]:
+        return dict(self.executable.cost_analysis())
+
+    def memory_analysis(self) -> Any:
+        return self.executable.get_compiled_memory_stats()
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(a) for a in self.in_avals)
+        outs = ", ".join(str(a) for a in self.out_avals)
+        return f"<Compiled {self.staged.program.name}({ins}) -> ({outs}) on {self.device}>"
+
+
+def default_device_name() -> str:
+    return str(default_device())

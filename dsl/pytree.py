@@ -1,0 +1,140 @@
+"""Pytrees: nested tuples, lists, dicts, None, namedtuples and attrs classes, flattened to leaves and back.
+
+A ``TreeDef`` is a hashable description of the structure, so it can key compile caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, NamedTuple
+
+import attrs
+
+
+class TreeDef(NamedTuple):
+    """``kind`` names the container, ``aux`` is static data (dict keys, the class), ``children`` sub-trees."""
+
+    kind: str
+    aux: Hashable
+    children: tuple[TreeDef, ...]
+
+    @property
+    def num_leaves(self) -> int:
+        if self.kind == "leaf":
+            return 1
+        return sum(c.num_leaves for c in self.children)
+
+    def __repr__(self) -> str:
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        inner = ", ".join(repr(c) for c in self.children)
+        if self.kind == "dict":
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))  # type: ignore[arg-type]
+            return "{" + inner + "}"
+        if self.kind == "list":
+            return f"[{inner}]"
+        if self.kind == "tuple":
+            return f"({inner},)" if len(self.children) == 1 else f"({inner})"
+        return f"{getattr(self.aux, '__name__', self.aux)}({inner})"
+
+
+LEAF = TreeDef("leaf", None, ())
+NONE = TreeDef("none", None, ())
+
+_CUSTOM: dict[type, tuple[Callable[[Any], tuple[Iterable[Any], Hashable]], Callable[[Hashable, list[Any]], Any]]] = {}
+
+
+def register_pytree_node(
+    cls: type,
+    flatten_fn: Callable[[Any], tuple[Iterable[Any], Hashable]],
+    unflatten_fn: Callable[[Hashable, list[Any]], Any],
+) -> None:
+    """Make ``cls`` a container: ``flatten_fn(x) -> (children, aux)``, ``unflatten_fn(aux, children) -> x``."""
+    _CUSTOM[cls] = (flatten_fn, unflatten_fn)
+
+
+def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None) -> TreeDef:
+    if is_leaf is not None and is_leaf(tree):
+        leaves.append(tree)
+        return LEAF
+    kind = type(tree)
+    if kind is tuple:
+        return TreeDef("tuple", None, tuple(_flatten(c, leaves, is_leaf) for c in tree))
+    if kind is list:
+        return TreeDef("list", None, tuple(_flatten(c, leaves, is_leaf) for c in tree))
+    if kind is dict:
+        keys = tuple(sorted(tree))
+        return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves, is_leaf) for k in keys))
+    if tree is None:
+        return NONE
+    if kind in _CUSTOM:
+        children, aux = _CUSTOM[kind][0](tree)
+        return TreeDef("custom", (kind, aux), tuple(_flatten(c, leaves, is_leaf) for c in children))
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return TreeDef("namedtuple", kind, tuple(_flatten(c, leaves, is_leaf) for c in tree))
+    if attrs.has(kind):
+        names = tuple(f.name for f in attrs.fields(kind))
+        return TreeDef("attrs", (kind, names), tuple(_flatten(getattr(tree, n), leaves, is_leaf) for n in names))
+    leaves.append(tree)
+    return LEAF
+
+
+def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
+    leaves: list[Any] = []
+    treedef = _flatten(tree, leaves, is_leaf)
+    return leaves, treedef
+
+
+def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    return flatten(tree, is_leaf)[0]
+
+
+def _build(treedef: TreeDef, it: Any) -> Any:
+    kind = treedef.kind
+    if kind == "leaf":
+        return next(it)
+    if kind == "none":
+        return None
+    children = [_build(c, it) for c in treedef.children]
+    if kind == "tuple":
+        return tuple(children)
+    if kind == "list":
+        return children
+    if kind == "dict":
+        return dict(zip(treedef.aux, children))  # type: ignore[call-overload]
+    if kind == "namedtuple":
+        return treedef.aux(*children)  # type: ignore[operator]
+    if kind == "attrs":
+        cls, names = treedef.aux  # type: ignore[misc]
+        return cls(**dict(zip(names, children)))
+    cls, aux = treedef.aux  # type: ignore[misc]
+    return _CUSTOM[cls][1](aux, children)
+
+
+def unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
+    it = iter(leaves)
+    out = _build(treedef, it)
+    if next(it, _SENTINEL) is not _SENTINEL:
+        raise ValueError(f"too many leaves for tree structure {treedef!r}")
+    return out
+
+
+_SENTINEL = object()
+
+
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply ``fn`` leafwise; ``rest`` trees must have ``tree``'s structure."""
+    flat, treedef = flatten(tree, is_leaf)
+    others = []
+    for other in rest:
+        other_flat, other_def = flatten(other, is_leaf)
+        if other_def != treedef:
+            raise ValueError(f"tree structures differ: {treedef!r} vs {other_def!r}")
+        others.append(other_flat)
+    return unflatten(treedef, [fn(*xs) for xs in zip(flat, *others)])
+
+
+def structure(tree: Any) -> TreeDef:
+    return flatten(tree)[1]

@@ -1,0 +1,99 @@
+"""Staging a Python function: call it on ``Traced`` values under a builder and collect the graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from . import pytree
+from .array import Array, as_host_array
+from .staging.builder import building, is_staging
+from .staging.dce import close_over, dce
+from .staging.errors import TransformError
+from .staging.ir import Atom, Aval, Graph, Literal, Var
+from .staging.source import user_location
+from .tensor import Tensor, Traced
+
+
+class WeakTraced(Traced[Any]):
+    """A staged Python scalar: takes the dtype of the array it meets (weak typing, as in JAX)."""
+
+    __slots__ = ()
+
+
+def is_array_leaf(x: object) -> bool:
+    return isinstance(x, (Tensor, np.ndarray, np.generic))
+
+
+def to_atom(x: Any) -> Atom:
+    """A staged operand for any tensor-like value (concrete values become graph constants)."""
+    if isinstance(x, Traced):
+        return x.atom
+    if isinstance(x, Array):
+        host = x.numpy()
+        return Literal(np.asarray(host), x.aval.anonymous())
+    host = as_host_array(x)
+    return Literal(host, Aval(host.shape, host.dtype))
+
+
+def wrap(atom: Atom, weak: bool = False) -> Traced[Any]:
+    return WeakTraced(atom) if weak else Traced(atom)
+
+
+@attrs.frozen
+class TracedFunction:
+    """A function staged for given input types: its closed graph and how to rebuild its outputs."""
+
+    graph: Graph
+    out_tree: pytree.TreeDef
+    closure: tuple[Var, ...]  # outer staged values the function read (extra trailing graph inputs)
+
+
+def trace_flat(
+    fn: Callable[..., Any],
+    treedef: pytree.TreeDef,
+    leaves: Sequence[Any],
+    dynamic: Sequence[bool],
+    avals: Sequence[Aval | None],
+    weak: Sequence[bool] = (),
+) -> TracedFunction:
+    """Stage ``fn(*args, **kwargs)`` where ``(args, kwargs)`` = unflatten(treedef, leaves).
+
+    Dynamic leaves become graph inputs of the given avals; static leaves are passed through unchanged.
+    """
+    weak = tuple(weak) or (False,) * len(leaves)
+    with building() as builder:
+        inputs: list[Var] = []
+        call_leaves: list[Any] = []
+        for leaf, is_dyn, aval, is_weak in zip(leaves, dynamic, avals, weak):
+            if is_dyn:
+                assert aval is not None
+                var = Var(aval)
+                inputs.append(var)
+                call_leaves.append(wrap(var, is_weak))
+            else:
+                call_leaves.append(leaf)
+        args, kwargs = pytree.unflatten(treedef, call_leaves)
+        result = fn(*args, **kwargs)
+        out_leaves, out_tree = pytree.flatten(result)
+        outputs = [_output_atom(x) for x in out_leaves]
+    graph, closure = close_over(dce(builder.graph(inputs, outputs)))
+    return TracedFunction(graph, out_tree, tuple(closure))
+
+
+def _output_atom(x: Any) -> Atom:
+    if isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float)):
+        return to_atom(x)
+    raise TransformError(
+        f"a staged function returned {type(x).__name__}, which is not a tensor or a pytree of tensors",
+        "stage",
+        user_location(),
+    )
+
+
+def ensure_not_staging(what: str) -> None:
+    if is_staging():
+        raise RuntimeError(f"{what} cannot run while a program is being staged")

@@ -1,0 +1,83 @@
+"""XLA clients and devices through jaxlib, created lazily; the CUDA PJRT plugin is loaded without jax."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from jaxlib import xla_client as xc
+
+_CUDA_LIBRARIES = (
+    ("nvidia/cu13/lib", ("libcudart.so.13", "libnvrtc.so.13", "libcublasLt.so.13", "libcublas.so.13",
+                         "libcupti.so.13", "libcusparse.so.12", "libcusolver.so.12", "libcufft.so.12")),
+    ("nvidia/nccl/lib", ("libnccl.so.2",)),
+    ("nvidia/nvshmem/lib", ("libnvshmem_host.so.3",)),
+    ("nvidia/cudnn/lib", ("libcudnn.so.9",)),
+)
+
+
+class DeviceUnavailableError(RuntimeError):
+    """The requested platform has no usable device on this machine."""
+
+
+@cache
+def cpu_client() -> Any:
+    count = int(os.environ.get("TENSORSTAGE_CPU_DEVICES", "1"))
+    return xc.make_cpu_client(num_devices=count) if count > 1 else xc.make_cpu_client()
+
+
+def _preload_cuda_wheels() -> None:
+    import site
+
+    for base in site.getsitepackages():
+        for folder, names in _CUDA_LIBRARIES:
+            for name in names:
+                path = os.path.join(base, folder, name)
+                if os.path.exists(path):
+                    try:
+                        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                    except OSError:
+                        pass
+
+
+@cache
+def gpu_client() -> Any:
+    spec = None
+    for plugin in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
+        try:
+            spec = importlib.util.find_spec(plugin)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            break
+    if spec is None or not spec.submodule_search_locations:
+        raise DeviceUnavailableError(
+            "device='gpu' needs the CUDA PJRT plugin (pip install jax-cuda13-pjrt matching your jaxlib); "
+            "it was not found"
+        )
+    library = os.path.join(list(spec.submodule_search_locations)[0], "xla_cuda_plugin.so")
+    _preload_cuda_wheels()
+    try:
+        xc.load_pjrt_plugin_dynamically("cuda", library)
+        if not xc.pjrt_plugin_initialized("cuda"):
+            xc.initialize_pjrt_plugin("cuda")
+        return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
+    except Exception as exc:  # jaxlib raises its own runtime error types here
+        raise DeviceUnavailableError(f"device='gpu' is unavailable: {exc}") from exc
+
+
+def client_for(platform: str) -> Any:
+    if platform == "cpu":
+        return cpu_client()
+    if platform in ("gpu", "cuda"):
+        return gpu_client()
+    raise ValueError(f"unknown device platform {platform!r}; use 'cpu' or 'gpu'")
+
+
+def compile_module(text: str, devices: Sequence[Any], options: Any | None = None) -> Any:
+    client = devices[0].client
+    return client.compile_and_load(text, xc.DeviceList(tuple(devices)), options or xc.CompileOptions())

@@ -1,0 +1,196 @@
+"""Graph -> StableHLO module text.
+
+Text emission in the generic op form (``"stablehlo.add"(%a, %b) : (...) -> ...``) is ~0.3 µs per op and
+parses identically on every jaxlib we support. Every op carries its equation's source location, so XLA's HLO
+metadata and verifier errors point at user code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..staging import dtypes
+from ..staging.ir import Aval, Graph, Literal, SourceLoc
+from ..staging.primitive import Primitive
+
+
+class Value(NamedTuple):
+    name: str
+    aval: Aval
+
+
+LoweringRule = Callable[..., Sequence[Value]]
+LOWERINGS: dict[Primitive, LoweringRule] = {}
+
+
+def lowers(*primitives: Primitive) -> Callable[[LoweringRule], LoweringRule]:
+    def register(rule: LoweringRule) -> LoweringRule:
+        for prim in primitives:
+            if prim in LOWERINGS:
+                raise ValueError(f"lowering for {prim.name} registered twice")
+            LOWERINGS[prim] = rule
+        return rule
+
+    return register
+
+
+def tensor_type(aval: Aval) -> str:
+    element = dtypes.mlir_name(aval.dtype)
+    if not aval.shape:
+        return f"tensor<{element}>"
+    return "tensor<" + "x".join(str(n) for n in aval.shape) + f"x{element}>"
+
+
+def i64_array(values: Sequence[int]) -> str:
+    return "array<i64" + (": " + ", ".join(str(int(v)) for v in values) if len(values) else "") + ">"
+
+
+def _loc_text(loc: SourceLoc | None) -> str:
+    if loc is None:
+        return 'loc(unknown)'
+    file = loc.file.replace("\\", "\\\\").replace('"', '\\"')
+    return f'loc("{file}":{loc.line}:0)'
+
+
+def dense_attr(array: np.ndarray[Any, Any], aval: Aval) -> str:
+    """A ``dense<...>`` attribute; hex for numbers (exact for every float incl. nan/inf), words for bools."""
+    ttype = tensor_type(aval)
+    if aval.dtype == dtypes.BOOL:
+        flat = array.reshape(-1)
+        if flat.size and (flat == flat[0]).all():
+            return f"dense<{'true' if flat[0] else 'false'}> : {ttype}"
+        body = _nested_bools(array)
+        return f"dense<{body}> : {ttype}"
+    data = np.ascontiguousarray(array, dtype=aval.dtype)
+    flat = data.reshape(-1)
+    if flat.size > 1 and (flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all():
+        data = flat[:1]  # splat: one element's bytes
+    return f'dense<"0x{data.tobytes().hex().upper()}"> : {ttype}'
+
+
+def _nested_bools(array: np.ndarray[Any, Any]) -> str:
+    if array.ndim == 0:
+        return "true" if array else "false"
+    return "[" + ", ".join(_nested_bools(a) for a in array) + "]"
+
+
+class Emitter:
+    """Accumulates the body of one function; nested regions share the SSA counter."""
+
+    def __init__(self, counter: list[int] | None = None, indent: str = "    ") -> None:
+        self.lines: list[str] = []
+        self.counter = counter if counter is not None else [0]
+        self.indent = indent
+        self.loc = _loc_text(None)
+
+    def fresh(self) -> str:
+        self.counter[0] += 1
+        return f"%{self.counter[0]}"
+
+    def op(
+        self,
+        name: str,
+        operands: Sequence[Value],
+        results: Sequence[Aval],
+        props: str = "",
+        regions: Sequence[str] = (),
+    ) -> list[Value]:
+        """Emit one op in generic form; ``props`` is the inside of ``<{...}>``."""
+        operand_names = ", ".join(v.name for v in operands)
+        operand_types = ", ".join(tensor_type(v.aval) for v in operands)
+        result_types = ", ".join(tensor_type(a) for a in results)
+        if len(results) != 1:
+            result_types = f"({result_types})"
+        prop_text = f" <{{{props}}}>" if props else ""
+        region_text = " (" + ", ".join(regions) + ")" if regions else ""
+        head = ""
+        values: list[Value] = []
+        if len(results) == 1:
+            head = self.fresh()
+            values = [Value(head, results[0])]
+        elif results:
+            base = self.fresh()
+            head = f"{base}:{len(results)}"
+            values = [Value(f"{base}#{i}", a) for i, a in enumerate(results)]
+        lhs = f"{head} = " if head else ""
+        self.lines.append(
+            f'{self.indent}{lhs}"{name}"({operand_names}){prop_text}{region_text} : '
+            f"({operand_types}) -> {result_types} {self.loc}"
+        )
+        return values
+
+    def constant(self, array: np.ndarray[Any, Any], aval: Aval) -> Value:
+        return self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(array, aval)}")[0]
+
+    def scalar(self, value: float | int | bool, dtype: np.dtype[Any]) -> Value:
+        return self.constant(np.asarray(value, dtype=dtype), Aval((), dtype))
+
+    def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
+        inner = Emitter(self.counter, self.indent + "    ")
+        inner.loc = self.loc
+        args = [Value(inner.fresh(), a) for a in arg_avals]
+        results = body(inner, args)
+        inner.op("stablehlo.return", results, [])
+        header = ", ".join(f"{v.name}: {tensor_type(v.aval)}" for v in args)
+        return "{\n" + f"{self.indent}  ^bb0({header}):\n" + "\n".join(inner.lines) + f"\n{self.indent}}}"
+
+    def graph_body(self, graph: Graph, args: Sequence[Value]) -> list[Value]:
+        """Emit a graph's equations inline (used for the entry function and nested graphs in regions)."""
+        env: dict[int, Value] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}
+        saved = self.loc
+        for eqn in graph.eqns:
+            ins = [self.atom(a, env) for a in eqn.inputs]
+            rule = LOWERINGS.get(eqn.primitive)
+            if rule is None:
+                raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
+            self.loc = _loc_text(eqn.loc)
+            outs = rule(self, ins, tuple(v.aval for v in eqn.outputs), **eqn.params)
+            for var, val in zip(eqn.outputs, outs, strict=True):
+                env[id(var)] = val
+        self.loc = saved
+        return [self.atom(a, env) for a in graph.outputs]
+
+    def atom(self, atom: Any, env: dict[int, Value]) -> Value:
+        if isinstance(atom, Literal):
+            return self.constant(atom.value, atom.aval)
+        return env[id(atom)]
+
+
+def module_text(graph: Graph, name: str = "tensorstage", donated: Sequence[int] = ()) -> str:
+    """The StableHLO module for ``graph`` with a public ``@main`` taking the graph inputs in order."""
+    emitter = Emitter()
+    args = [Value(f"%arg{i}", v.aval) for i, v in enumerate(graph.inputs)]
+    outs = emitter.graph_body(graph, args)
+    emitter.loc = _loc_text(None)
+    emitter.op("func.return", outs, [])
+    donated_set = set(donated)
+    aliases = _donation_aliases(graph, donated_set)
+    params = ", ".join(
+        f"{a.name}: {tensor_type(a.aval)}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}" if i in aliases else "")
+        for i, a in enumerate(args)
+    )
+    results = ", ".join(tensor_type(a) for a in graph.out_avals)
+    safe_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "tensorstage"
+    return (
+        f"module @{safe_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+        f"  func.func public @main({params}) -> ({results}) {{\n"
+        + "\n".join(emitter.lines)
+        + "\n  }\n}\n"
+    )
+
+
+def _donation_aliases(graph: Graph, donated: set[int]) -> dict[int, int]:
+    """Pair each donated input with an unclaimed output of the same type (XLA then updates it in place)."""
+    aliases: dict[int, int] = {}
+    claimed: set[int] = set()
+    for i in sorted(donated):
+        aval = graph.inputs[i].aval
+        for j, out in enumerate(graph.out_avals):
+            if j not in claimed and out.same_layout(aval):
+                aliases[i] = j
+                claimed.add(j)
+                break
+    return aliases

@@ -1,0 +1,5 @@
+"""One lowering module per primitive family; importing this package registers them all."""
+
+from . import elementwise, linalg, reductions, structural
+
+__all__ = ["elementwise", "linalg", "reductions", "structural"]

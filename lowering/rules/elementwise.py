@@ -1,0 +1,113 @@
+"""StableHLO for the elementwise family. Rank-0 operands of shaped ops are broadcast here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...staging import dtypes
+from ...staging.ir import Aval
+from ...staging.primitives import elementwise as E
+from ..emit import Emitter, Value, i64_array, lowers
+
+_SIMPLE = {
+    E.add_p: "add", E.sub_p: "subtract", E.mul_p: "multiply", E.div_p: "divide", E.rem_p: "remainder",
+    E.pow_p: "power", E.max_p: "maximum", E.min_p: "minimum", E.neg_p: "negate", E.exp_p: "exponential",
+    E.log_p: "log", E.log1p_p: "log_plus_one", E.expm1_p: "exponential_minus_one", E.tanh_p: "tanh",
+    E.logistic_p: "logistic", E.sin_p: "sine", E.cos_p: "cosine", E.sqrt_p: "sqrt", E.rsqrt_p: "rsqrt",
+    E.abs_p: "abs", E.sign_p: "sign", E.floor_p: "floor", E.ceil_p: "ceil", E.round_p: "round_nearest_even",
+    E.and_p: "and", E.or_p: "or", E.xor_p: "xor", E.not_p: "not", E.is_finite_p: "is_finite",
+    E.shift_left_p: "shift_left", E.shift_right_logical_p: "shift_right_logical", E.select_p: "select",
+}
+
+_COMPARISONS = {E.eq_p: "EQ", E.ne_p: "NE", E.lt_p: "LT", E.le_p: "LE", E.gt_p: "GT", E.ge_p: "GE"}
+
+
+def widen(em: Emitter, value: Value, shape: tuple[int, ...]) -> Value:
+    """Broadcast a rank-0 operand to ``shape`` (elementwise primitives accept scalars)."""
+    if value.aval.shape == shape:
+        return value
+    aval = Aval(shape, value.aval.dtype)
+    return em.op("stablehlo.broadcast_in_dim", [value], [aval], f"broadcast_dimensions = {i64_array([])}")[0]
+
+
+def _simple_rule(op_name: str) -> Any:
+    def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+        shape = outs[0].shape
+        return em.op(f"stablehlo.{op_name}", [widen(em, a, shape) for a in args], outs)
+
+    return rule
+
+
+for _prim, _name in _SIMPLE.items():
+    lowers(_prim)(_simple_rule(_name))
+
+
+def compare_type(dtype: np.dtype[Any]) -> str:
+    if dtypes.is_float(dtype):
+        return "FLOAT"
+    if dtype in dtypes.SIGNED:
+        return "SIGNED"
+    return "UNSIGNED"
+
+
+def compare(em: Emitter, x: Value, y: Value, direction: str) -> Value:
+    shape = x.aval.shape if x.aval.ndim else y.aval.shape
+    out = Aval(shape, dtypes.BOOL)
+    props = (
+        f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+        f"compare_type = #stablehlo<comparison_type {compare_type(x.aval.dtype)}>"
+    )
+    return em.op("stablehlo.compare", [widen(em, x, shape), widen(em, y, shape)], [out], props)[0]
+
+
+def _compare_rule(direction: str) -> Any:
+    def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+        return [compare(em, args[0], args[1], direction)]
+
+    return rule
+
+
+for _prim, _direction in _COMPARISONS.items():
+    lowers(_prim)(_compare_rule(_direction))
+
+
+@lowers(E.clamp_p)
+def _clamp(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+    lo, x, hi = args
+    shape = outs[0].shape
+    # StableHLO clamp takes scalar bounds directly, but the operand itself must have the result's shape.
+    return em.op("stablehlo.clamp", [lo, widen(em, x, shape), hi], outs)
+
+
+@lowers(E.convert_p)
+def _convert(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, new_dtype: Any) -> list[Value]:
+    (x,) = args
+    if new_dtype == dtypes.BOOL and x.aval.dtype != dtypes.BOOL:
+        zero = widen(em, em.scalar(0, x.aval.dtype), x.aval.shape)
+        return [compare(em, x, zero, "NE")]
+    return em.op("stablehlo.convert", [x], outs)
+
+
+@lowers(E.integer_pow_p)
+def _integer_pow(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, y: int) -> list[Value]:
+    (x,) = args
+    aval = outs[0]
+    if y == 0:
+        return [widen(em, em.scalar(1, aval.dtype), aval.shape)]
+    result: Value | None = None
+    base = x
+    n = abs(y)
+    while n:  # square-and-multiply
+        if n & 1:
+            result = base if result is None else em.op("stablehlo.multiply", [result, base], [aval])[0]
+        n >>= 1
+        if n:
+            base = em.op("stablehlo.multiply", [base, base], [aval])[0]
+    assert result is not None
+    if y < 0:
+        one = widen(em, em.scalar(1, aval.dtype), aval.shape)
+        result = em.op("stablehlo.divide", [one, result], [aval])[0]
+    return [result]

@@ -1,0 +1,95 @@
+"""StableHLO for reductions: ``stablehlo.reduce`` with a scalar body; argmax/argmin as a variadic reduce."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...staging import dtypes
+from ...staging.ir import Aval
+from ...staging.primitive import Primitive
+from ...staging.primitives import reductions as R
+from ..emit import Emitter, Value, i64_array, lowers
+from .elementwise import compare
+
+
+def _identity(prim: Primitive, dtype: np.dtype[Any]) -> Any:
+    if prim is R.reduce_sum_p:
+        return 0
+    if prim is R.reduce_prod_p:
+        return 1
+    if dtype == dtypes.BOOL:
+        return prim is R.reduce_min_p
+    if dtypes.is_float(dtype):
+        return -np.inf if prim is R.reduce_max_p else np.inf
+    info = np.iinfo(dtype)
+    return info.min if prim is R.reduce_max_p else info.max
+
+
+def _combiner(prim: Primitive, dtype: np.dtype[Any]) -> str:
+    if dtype == dtypes.BOOL and prim in (R.reduce_max_p, R.reduce_min_p):
+        return "stablehlo.or" if prim is R.reduce_max_p else "stablehlo.and"
+    return {
+        R.reduce_sum_p: "stablehlo.add",
+        R.reduce_prod_p: "stablehlo.multiply",
+        R.reduce_max_p: "stablehlo.maximum",
+        R.reduce_min_p: "stablehlo.minimum",
+    }[prim]
+
+
+def _reduce_rule(prim: Primitive) -> Any:
+    def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axes: Any) -> list[Value]:
+        (x,) = args
+        dtype = x.aval.dtype
+        init = em.scalar(_identity(prim, dtype), dtype)
+        scalar = Aval((), dtype)
+        combine = _combiner(prim, dtype)
+        body = em.region([scalar, scalar], lambda r, a: r.op(combine, a, [scalar]))
+        return em.op("stablehlo.reduce", [x, init], outs, f"dimensions = {i64_array(axes)}", [body])
+
+    return rule
+
+
+for _prim in (R.reduce_sum_p, R.reduce_prod_p, R.reduce_max_p, R.reduce_min_p):
+    lowers(_prim)(_reduce_rule(_prim))
+
+
+def _arg_reduce_rule(direction: str) -> Any:
+    def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis: int, index_dtype: Any) -> list[Value]:
+        (x,) = args
+        dtype = x.aval.dtype
+        index_aval = Aval(x.aval.shape, index_dtype)
+        indices = em.op("stablehlo.iota", [], [index_aval], f"iota_dimension = {axis} : i64")[0]
+        value_init = em.scalar(_identity(R.reduce_max_p if direction == "GT" else R.reduce_min_p, dtype), dtype)
+        index_init = em.scalar(0, index_dtype)
+        scalar, index_scalar = Aval((), dtype), Aval((), index_dtype)
+
+        def body(r: Emitter, a: list[Value]) -> list[Value]:
+            x1, i1, x2, i2 = a
+            # NumPy semantics: the first NaN wins, then the first extremum.
+            better = compare(r, x1, x2, direction)
+            if dtypes.is_float(dtype):
+                is_nan = compare(r, x1, x1, "NE")
+                better = r.op("stablehlo.or", [better, is_nan], [Aval((), dtypes.BOOL)])[0]
+            tie = compare(r, x1, x2, "EQ")
+            first = r.op("stablehlo.minimum", [i1, i2], [index_scalar])[0]
+            best_x = r.op("stablehlo.select", [better, x1, x2], [scalar])[0]
+            pick = r.op("stablehlo.select", [better, i1, i2], [index_scalar])[0]
+            best_i = r.op("stablehlo.select", [tie, first, pick], [index_scalar])[0]
+            return [best_x, best_i]
+
+        region = em.region([scalar, index_scalar, scalar, index_scalar], body)
+        value_out = Aval(outs[0].shape, dtype)
+        results = em.op(
+            "stablehlo.reduce", [x, indices, value_init, index_init], [value_out, outs[0]],
+            f"dimensions = {i64_array([axis])}", [region],
+        )
+        return [results[1]]
+
+    return rule
+
+
+lowers(R.argmax_p)(_arg_reduce_rule("GT"))
+lowers(R.argmin_p)(_arg_reduce_rule("LT"))

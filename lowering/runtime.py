@@ -1,0 +1,93 @@
+"""Device buffers: host -> device transfer, execution and device -> host transfer, without jax.
+
+Uses the path JAXLIB.md verified on both jaxlib versions: ``batched_device_put`` with a GSPMDSharding,
+``execute_sharded(...).consume_with_handlers(...)``. jaxlib validates nothing about avals, so callers check
+arguments before they reach ``execute``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib import xla_client as xc
+
+from ..staging import dtypes
+
+_NEEDS_SKIP_CHECKS = "_skip_checks" in (getattr(_jax.array_result_handler, "__doc__", "") or "")
+
+
+class BufferAval(tuple[tuple[int, ...], np.dtype[Any]]):
+    """The aval jaxlib's C++ reads: ``shape``, ``dtype`` (an np.dtype) and ``weak_type``; hashable."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self[0]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self[1]
+
+    @property
+    def weak_type(self) -> bool:
+        return False
+
+
+@cache
+def buffer_aval(shape: tuple[int, ...], dtype: np.dtype[Any]) -> BufferAval:
+    return BufferAval((shape, dtype))
+
+
+@cache
+def single_device_sharding(device: Any) -> Any:
+    return xc.GSPMDSharding(xc.DeviceList((device,)), xc.HloSharding.replicate())
+
+
+def result_handler(shape: tuple[int, ...], dtype: np.dtype[Any], device: Any) -> Any:
+    aval = buffer_aval(shape, dtype)
+    sharding = single_device_sharding(device)
+    if _NEEDS_SKIP_CHECKS:
+        return _jax.array_result_handler(aval, sharding, True, _skip_checks=True)
+    return _jax.array_result_handler(aval, sharding, True)
+
+
+def device_put(host: np.ndarray[Any, Any], device: Any) -> Any:
+    """Copy a host array to ``device``. Always copies: a zero-copy alias would see later host mutations."""
+    data = np.ascontiguousarray(host)
+    return xc.batched_device_put(
+        buffer_aval(data.shape, data.dtype),
+        single_device_sharding(device),
+        [data],
+        [device],
+        True,
+        True,
+        xc.HostBufferSemantics.ZERO_COPY,
+        True,
+    )
+
+
+def device_copy(buffer: Any, device: Any) -> Any:
+    aval = buffer.aval
+    return xc.batched_device_put(
+        aval, single_device_sharding(device), [buffer], [device], True, True,
+        xc.HostBufferSemantics.ZERO_COPY, True,
+    )
+
+
+def to_host(buffer: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """A read-only host view or copy of a single-device buffer, correct for every dtype and platform."""
+    if buffer.platform() == "cpu" and dtype != dtypes.bfloat16:
+        out = np.asarray(buffer)
+        if out.dtype == dtype:
+            return out
+    host, _ = buffer._single_device_array_to_np_array_did_copy()
+    return np.asarray(host)
+
+
+def execute(executable: Any, buffers: Sequence[Any], handlers: Sequence[Any]) -> list[Any]:
+    return executable.execute_sharded(buffers).consume_with_handlers(handlers)  # type: ignore[no-any-return]

@@ -1,0 +1,34 @@
+"""``tensorstage.numpy``: NumPy's API on staged tensors and device arrays.
+
+Differences from NumPy, all deliberate: arrays are immutable (``x.at[i].set(v)``), array dtypes never promote
+implicitly, and broadcasting never adds leading axes to one operand while stretching another (the ``(N,)`` vs
+``(N, 1)`` outer-product trap); both raise errors that name the op, the shapes and the source line.
+"""
+
+from .creation import arange, array, asarray, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like
+from .indexing import getitem
+from .linalg import dot, matmul, outer, tensordot, vdot
+from .reductions import (
+    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var,
+)
+from .shaping import broadcast_to, expand_dims, moveaxis, ravel, reshape, squeeze, swapaxes, transpose
+from .ufuncs import (
+    abs, absolute, add, astype, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clip, cos, divide, equal,
+    exp, expm1, floor, floor_divide, greater, greater_equal, invert, isfinite, isinf, isnan, less, less_equal, log,
+    log1p, log2, log10, logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
+    negative, not_equal, positive, power, reciprocal, remainder, rint, round, rsqrt, sigmoid, sign, sin, sqrt,
+    square, subtract, tan, tanh, true_divide, where,
+)
+
+__all__ = [
+    "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "asarray",
+    "astype", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_to", "ceil", "clip", "cos",
+    "divide", "dot", "equal", "exp", "expand_dims", "expm1", "eye", "floor", "floor_divide", "full", "full_like",
+    "getitem", "greater", "greater_equal", "invert", "isfinite", "isinf", "isnan", "less", "less_equal",
+    "linspace", "log", "log1p", "log2", "log10", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "negative",
+    "not_equal", "ones", "ones_like", "outer", "positive", "power", "prod", "ravel", "reciprocal", "remainder",
+    "reshape", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squeeze", "std", "subtract",
+    "sum", "swapaxes", "tan", "tanh", "tensordot", "transpose", "true_divide", "var", "vdot", "where", "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,224 @@
+"""What every op of ``tensorstage.numpy`` shares: running eagerly on concrete arrays, turning operands into
+graph atoms with weak scalar typing, and NumPy broadcasting under tensorstage's stricter policy."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
+
+import numpy as np
+
+from ...array import Array, as_host_array
+from ...program import Program
+from ...staging import dtypes as _dt
+from ...staging.builder import is_staging
+from ...staging.errors import DTypeError, ShapeError
+from ...staging.ir import Atom, Aval, DimName, Literal, format_dims
+from ...staging.primitives import structural as S
+from ...staging.source import user_location
+from ...tensor import Tensor, Traced
+from ...trace import WeakTraced, to_atom
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def op(fn: F) -> F:
+    """Make a staged function also work on concrete arrays: outside staging it is compiled once per
+    signature (every non-array argument is static) and run."""
+    eager = Program(fn, scalars_dynamic=False, check_annotations=False, name=fn.__name__)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if is_staging():
+            return fn(*args, **kwargs)
+        return eager(*args, **kwargs)
+
+    wrapper.eager_program = eager  # type: ignore[attr-defined]
+    return cast(F, wrapper)
+
+
+def wrap(atom: Atom) -> Traced[Any]:
+    return Traced(atom)
+
+
+def is_weak(x: object) -> bool:
+    return type(x) in (int, float, bool) or isinstance(x, WeakTraced)
+
+
+def shape_error(op_name: str, message: str) -> ShapeError:
+    return ShapeError(message, op_name, user_location())
+
+
+def dtype_error(op_name: str, message: str) -> DTypeError:
+    return DTypeError(message, op_name, user_location())
+
+
+def describe(x: Any) -> str:
+    if isinstance(x, Tensor):
+        return str(x.aval)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"{_dt.short_name(np.dtype(x.dtype))}[{', '.join(map(str, np.shape(x)))}]"
+    return repr(x)
+
+
+def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
+    """An operand as an atom; Python scalars take ``dtype`` (weak typing)."""
+    if isinstance(x, WeakTraced) and dtype is not None and x.aval.dtype != dtype:
+        from ...staging.primitives import elementwise as E
+
+        return E.convert(x.atom, dtype)
+    if isinstance(x, Traced):
+        return x.atom
+    if type(x) in (int, float, bool) and dtype is not None:
+        return Literal(np.asarray(x, dtype=dtype), Aval((), dtype))
+    return to_atom(x)
+
+
+def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
+    """The common dtype: strong operands must agree exactly; weak scalars adopt it."""
+    strong = [x for x in operands if not is_weak(x)]
+    dtypes = {_operand_dtype(x) for x in strong}
+    if len(dtypes) > 1:
+        raise dtype_error(
+            op_name,
+            f"operands {', '.join(describe(x) for x in strong)} have different dtypes; tensorstage never promotes "
+            "between array dtypes: convert one with .astype(...)",
+        )
+    if dtypes:
+        dtype = dtypes.pop()
+        for x in operands:
+            if type(x) is float and not _dt.is_float(dtype):
+                raise dtype_error(
+                    op_name, f"float scalar {x!r} with a {_dt.short_name(dtype)} operand: convert it with .astype(...)"
+                )
+        return dtype
+    weak_dtypes = [_operand_dtype(x) for x in operands]
+    if any(_dt.is_float(d) for d in weak_dtypes):
+        return _dt.DEFAULT_FLOAT
+    if any(_dt.is_integer(d) for d in weak_dtypes):
+        return _dt.DEFAULT_INT
+    return _dt.BOOL
+
+
+def _operand_dtype(x: Any) -> np.dtype[Any]:
+    if isinstance(x, Tensor):
+        return x.aval.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        return _dt.canonical(x.dtype)
+    return as_host_array(x).dtype
+
+
+def broadcast_shapes(op_name: str, avals: Sequence[Aval]) -> Aval:
+    """NumPy broadcasting with names, minus the silent outer product.
+
+    Lower-rank operands may gain leading axes only if the higher-rank operand is not stretched: so
+    ``(Batch, Out) + (Out,)`` is fine but ``(N,) + (N, 1)`` (which NumPy turns into ``(N, N)``) is an error.
+    """
+    rank = max(a.ndim for a in avals)
+    shape: list[int] = []
+    names: list[DimName] = []
+    for axis in range(rank):
+        size = 1
+        name: DimName = None
+        for a in avals:
+            offset = axis - (rank - a.ndim)
+            if offset < 0:
+                continue
+            n, d = a.shape[offset], a.dims[offset]
+            if n != 1 and size != 1 and n != size:
+                raise shape_error(op_name, f"shapes {_shapes(avals)} do not broadcast: axis sizes {size} and {n}")
+            if n != 1:
+                size = n
+        for a in avals:
+            offset = axis - (rank - a.ndim)
+            if offset >= 0 and a.shape[offset] == size and a.dims[offset] is not None:
+                d = a.dims[offset]
+                if name is not None and d != name:
+                    raise shape_error(
+                        op_name, f"operands {_shapes(avals)} disagree on a dim: {name} vs {d} (both size {size})"
+                    )
+                name = d
+        shape.append(size)
+        names.append(name)
+    out = Aval(tuple(shape), avals[0].dtype, names)
+    promoted = [a for a in avals if 0 < a.ndim < rank]
+    if promoted:
+        for a in avals:
+            if a.ndim == rank and a.shape != out.shape:
+                raise shape_error(
+                    op_name,
+                    f"operands {_shapes(avals)} would broadcast to {_shape(out)} by adding leading axes to one operand "
+                    f"while stretching size-1 axes of another (the (N,) vs (N, 1) -> (N, N) trap); "
+                    "add the axis explicitly (x[:, None] or x[None, :]) to mean an outer product",
+                )
+    return out
+
+
+def _shape(a: Aval) -> str:
+    return f"({format_dims(a.shape, a.dims)})"
+
+
+def _shapes(avals: Sequence[Aval]) -> str:
+    return " and ".join(_shape(a) for a in avals)
+
+
+def broadcast_atoms(op_name: str, atoms: Sequence[Atom]) -> list[Atom]:
+    """Broadcast operands to one shape; rank-0 operands stay scalars (elementwise primitives take them)."""
+    shaped = [a.aval for a in atoms if a.aval.ndim > 0]
+    if not shaped:
+        return list(atoms)
+    target = broadcast_shapes(op_name, shaped)
+    out = []
+    for a in atoms:
+        if a.aval.ndim == 0 or a.aval.shape == target.shape:
+            out.append(a)
+        else:
+            out.append(S.broadcast_to(a, target.with_dtype(a.aval.dtype)))
+    return out
+
+
+def elementwise_operands(op_name: str, *operands: Any, dtype: np.dtype[Any] | None = None) -> list[Atom]:
+    common = result_dtype(op_name, operands) if dtype is None else dtype
+    return broadcast_atoms(op_name, [atom(x, common) for x in operands])
+
+
+def normalize_axes(op_name: str, axis: Any, x: Tensor[Any], *, allow_none: bool = True) -> tuple[int, ...]:
+    """Axis arguments: None (all), an int, a Dim class, or a tuple of those; named axes must exist on ``x``."""
+    ndim = x.aval.ndim
+    if axis is None:
+        if not allow_none:
+            raise shape_error(op_name, "an axis is required")
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out: list[int] = []
+    for item in items:
+        if isinstance(item, type):
+            name = item.__name__
+            if name not in x.aval.dims:
+                raise shape_error(op_name, f"axis {name} is not a dim of the operand {describe(x)}")
+            out.append(x.aval.dims.index(name))
+            continue
+        if isinstance(item, Tensor):
+            raise shape_error(op_name, f"axis must be static (an int or a Dim), got a tensor {describe(item)}")
+        i = int(item)
+        if not -ndim <= i < ndim:
+            raise shape_error(op_name, f"axis {i} is out of range for {describe(x)} (rank {ndim})")
+        out.append(i % ndim)
+    if len(set(out)) != len(out):
+        raise shape_error(op_name, f"repeated axis in {axis!r}")
+    return tuple(out)
+
+
+def as_tensor(x: Any) -> Traced[Any]:
+    """Any tensor-like operand as a staged tensor (inside an op body)."""
+    if isinstance(x, Traced):
+        return x
+    return wrap(atom(x))
+
+
+def is_array_like(x: object) -> bool:
+    return isinstance(x, (Tensor, np.ndarray, np.generic, int, float, bool, list, tuple))
+
+
+__all__ = ["Array"]

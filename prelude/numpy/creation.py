@@ -1,0 +1,123 @@
+"""Creating tensors: filled, ranges, identity, and ``*_like`` variants. Shapes are static."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from typing_extensions import Unpack
+
+from ...dtypes import DType, to_numpy
+from ...staging import dtypes as _dt
+from ...staging.ir import Aval, DimName, literal
+from ...staging.primitives import structural as S
+from ...tensor import Tensor
+from ._core import as_tensor, op, shape_error, wrap
+
+AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
+ShapeLike = int | type | Sequence[int | type]
+
+
+def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:
+    """Sizes and names: ``(3, 4)``, or Dim classes with a fixed size (``(Batch, 4)`` with ``Batch(Dim, size=3)``)."""
+    items = shape if isinstance(shape, (tuple, list)) else (shape,)
+    sizes: list[int] = []
+    names: list[DimName] = []
+    for item in items:
+        if isinstance(item, type):
+            size = getattr(item, "size", None)
+            if size is None:
+                raise shape_error(name, f"dim {item.__name__} has no fixed size here; pass its size as an int")
+            sizes.append(int(size))
+            names.append(item.__name__)
+        else:
+            n = int(item)
+            if n < 0:
+                raise shape_error(name, f"negative dimension {n} in shape {tuple(items)}")
+            sizes.append(n)
+            names.append(None)
+    return tuple(sizes), tuple(names)
+
+
+def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[Any]:
+    return default if dtype is None else to_numpy(dtype)
+
+
+@op
+def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
+    sizes, names = _shape("full", shape)
+    if dtype is None:
+        dtype = _dt.BOOL if type(fill_value) is bool else _dt.DEFAULT_INT if type(fill_value) is int else None
+    target = _dtype(dtype)
+    return wrap(S.full_like(Aval(sizes, target, names), fill_value))
+
+
+@op
+def zeros(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
+    sizes, names = _shape("zeros", shape)
+    return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 0))
+
+
+@op
+def ones(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
+    sizes, names = _shape("ones", shape)
+    return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 1))
+
+
+@op
+def full_like(x: AnyTensor, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
+    aval = as_tensor(x).aval
+    return wrap(S.full_like(aval.with_dtype(_dtype(dtype, aval.dtype)), fill_value))
+
+
+def zeros_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
+    return full_like(x, 1, dtype)
+
+
+@op
+def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
+           dtype: type[DType] | Any = None) -> AnyTensor:
+    if stop is None:
+        start, stop = 0, start
+    values = np.arange(start, stop, step)
+    default = _dt.DEFAULT_FLOAT if values.dtype.kind == "f" else _dt.DEFAULT_INT
+    return wrap(literal(values, _dtype(dtype, default)))
+
+
+@op
+def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+             dtype: type[DType] | Any = None) -> AnyTensor:
+    return wrap(literal(np.linspace(start, stop, num, endpoint=endpoint), _dtype(dtype)))
+
+
+@op
+def eye(n: int, m: int | None = None, k: int = 0, dtype: type[DType] | Any = None) -> AnyTensor:
+    return wrap(literal(np.eye(n, m, k), _dtype(dtype)))
+
+
+def array(x: Any, dtype: type[DType] | Any = None) -> AnyTensor:
+    """A tensor from a nested list, NumPy array or tensor (a constant when staging, a device array otherwise)."""
+    from ...array import asarray
+    from ...staging.builder import is_staging
+
+    if isinstance(x, Tensor):
+        return x if dtype is None else _astype(x, dtype)
+    if is_staging():
+        host = np.asarray(x)
+        target = _dtype(dtype, _dt.canonical(host.dtype))
+        return wrap(literal(host, target))
+    return asarray(x, dtype)
+
+
+def _astype(x: AnyTensor, dtype: Any) -> AnyTensor:
+    from .ufuncs import astype
+
+    return astype(x, dtype)  # type: ignore[no-any-return]
+
+
+asarray = array

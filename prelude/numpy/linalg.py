@@ -1,0 +1,88 @@
+"""Products: matmul (``@``), dot, vdot, outer, tensordot. Contracted axes must agree on dim names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from typing_extensions import Unpack
+
+from ...staging.ir import Atom, Aval
+from ...staging.primitives import linalg as L
+from ...staging.primitives import structural as S
+from ...tensor import Tensor
+from ._core import as_tensor, broadcast_shapes, describe, op, result_dtype, shape_error, wrap
+
+AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
+
+
+def _operands(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
+    result_dtype(name, (x, y))
+    a, b = as_tensor(x), as_tensor(y)
+    if a.aval.ndim == 0 or b.aval.ndim == 0:
+        raise shape_error(name, f"{name} needs operands of rank >= 1, got {describe(a)} and {describe(b)}")
+    return a.atom, b.atom
+
+
+@op
+def matmul(x: AnyTensor, y: AnyTensor) -> AnyTensor:
+    """NumPy matmul: contracts the last axis of ``x`` with the second-to-last of ``y`` (the only one if 1-D);
+    leading axes of two operands of rank >= 3 broadcast as batch axes."""
+    a, b = _operands("matmul", x, y)
+    ra, rb = a.aval.ndim, b.aval.ndim
+    if a.aval.shape[-1] != b.aval.shape[max(rb - 2, 0)]:
+        raise shape_error(
+            "matmul",
+            f"contracted axes differ: last axis of {describe(wrap(a))} vs "
+            f"{'first' if rb == 1 else 'second-to-last'} axis of {describe(wrap(b))}",
+        )
+    if rb <= 2 or ra == 1:
+        return wrap(L.dot_general(a, b, ((ra - 1,), (max(rb - 2, 0),))))
+    # Both operands carry batch axes: align them, then contract with dot_general batch dimensions.
+    batch_a = Aval(a.aval.shape[:-2], a.aval.dtype, a.aval.dims[:-2]) if ra >= 3 else None
+    batch_b = Aval(b.aval.shape[:-2], b.aval.dtype, b.aval.dims[:-2])
+    if batch_a is None:  # ra == 2: the matrix is shared by every batch element
+        return wrap(S.moveaxis(L.dot_general(a, b, ((1,), (rb - 2,))), 0, rb - 2))
+    batch = broadcast_shapes("matmul", [batch_a, batch_b])
+    a = S.broadcast_to(a, Aval((*batch.shape, *a.aval.shape[-2:]), a.aval.dtype, (*batch.dims, *a.aval.dims[-2:])))
+    b = S.broadcast_to(b, Aval((*batch.shape, *b.aval.shape[-2:]), b.aval.dtype, (*batch.dims, *b.aval.dims[-2:])))
+    nb = len(batch.shape)
+    axes = tuple(range(nb))
+    return wrap(L.dot_general(a, b, ((nb + 1,), (nb,)), (axes, axes)))
+
+
+@op
+def dot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
+    """NumPy dot: for 1-D/2-D operands it is matmul; for N-D it contracts x's last axis with y's second-to-last."""
+    a, b = _operands("dot", x, y)
+    rb = b.aval.ndim
+    return wrap(L.dot_general(a, b, ((a.aval.ndim - 1,), (max(rb - 2, 0),))))
+
+
+@op
+def vdot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
+    a, b = _operands("vdot", x, y)
+    fa = S.reshape(a, (a.aval.size,), (None,))
+    fb = S.reshape(b, (b.aval.size,), (None,))
+    return wrap(L.dot_general(fa, fb, ((0,), (0,))))
+
+
+@op
+def outer(x: AnyTensor, y: AnyTensor) -> AnyTensor:
+    a, b = _operands("outer", x, y)
+    fa = S.reshape(a, (a.aval.size,), (a.aval.dims[0] if a.aval.ndim == 1 else None,))
+    fb = S.reshape(b, (b.aval.size,), (b.aval.dims[0] if b.aval.ndim == 1 else None,))
+    return wrap(L.dot_general(fa, fb, ((), ())))
+
+
+@op
+def tensordot(x: AnyTensor, y: AnyTensor, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> AnyTensor:
+    a, b = as_tensor(x).atom, as_tensor(y).atom
+    result_dtype("tensordot", (x, y))
+    if isinstance(axes, int):
+        lhs = tuple(range(a.aval.ndim - axes, a.aval.ndim))
+        rhs = tuple(range(axes))
+    else:
+        lhs = tuple(int(i) % a.aval.ndim for i in axes[0])
+        rhs = tuple(int(i) % b.aval.ndim for i in axes[1])
+    return wrap(L.dot_general(a, b, (lhs, rhs)))

@@ -1,0 +1,168 @@
+"""Reductions with NumPy's names and ``axis``/``keepdims`` (axes may be ints or Dim classes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from typing_extensions import Unpack
+
+from ...staging import dtypes as _dt
+from ...staging.builder import bind
+from ...staging.ir import Atom
+from ...staging.primitives import elementwise as E
+from ...staging.primitives import reductions as R
+from ...staging.primitives import structural as S
+from ...tensor import Tensor
+from ._core import as_tensor, dtype_error, normalize_axes, op, shape_error, wrap
+
+AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
+Axis = int | type | Sequence[int | type] | None
+
+
+def _keep(x: Atom, reduced: Atom, axes: tuple[int, ...], keepdims: bool) -> Atom:
+    if not keepdims:
+        return reduced
+    sizes = tuple(1 if a in axes else n for a, n in enumerate(x.aval.shape))
+    names = tuple(None if a in axes else d for a, d in enumerate(x.aval.dims))
+    return S.reshape(reduced, sizes, names)
+
+
+def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, axis: Axis, keepdims: bool) -> AnyTensor:
+    t = as_tensor(x)
+    axes = normalize_axes(name, axis, t)
+    return wrap(_keep(t.atom, reducer(t.atom, axes), axes, keepdims))
+
+
+@op
+def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
+    t = as_tensor(x)
+    if t.aval.dtype == _dt.BOOL:
+        t = wrap(E.convert(t.atom, _dt.DEFAULT_INT))
+    return _reduce("sum", R.reduce_sum, t, axis, keepdims)
+
+
+@op
+def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
+    return _reduce("prod", R.reduce_prod, x, axis, keepdims)
+
+
+def _check_nonempty(name: str, x: AnyTensor, axes: tuple[int, ...]) -> None:
+    if any(x.aval.shape[a] == 0 for a in axes):
+        raise shape_error(name, f"{name} of an empty axis of {x.aval} has no identity")
+
+
+@op
+def max(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
+    t = as_tensor(x)
+    _check_nonempty("max", t, normalize_axes("max", axis, t))
+    return _reduce("max", R.reduce_max, t, axis, keepdims)
+
+
+@op
+def min(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
+    t = as_tensor(x)
+    _check_nonempty("min", t, normalize_axes("min", axis, t))
+    return _reduce("min", R.reduce_min, t, axis, keepdims)
+
+
+amax = max
+amin = min
+
+
+def _float_input(name: str, x: Any) -> AnyTensor:
+    t = as_tensor(x)
+    if not _dt.is_float(t.aval.dtype):
+        raise dtype_error(name, f"{name} needs a floating-point operand, got {t.aval}; use .astype(f32) first")
+    return t
+
+
+def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
+    n = 1
+    for a in axes:
+        n *= x.aval.shape[a]
+    return n
+
+
+@op
+def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
+    t = _float_input("mean", x)
+    axes = normalize_axes("mean", axis, t)
+    total = _keep(t.atom, R.reduce_sum(t.atom, axes), axes, keepdims)
+    return wrap(E.div(total, E.scalar(_count(t, axes), total)))
+
+
+@op
+def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
+    t = _float_input("var", x)
+    axes = normalize_axes("var", axis, t)
+    centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
+    squares = _keep(t.atom, R.reduce_sum(E.mul(centered, centered), axes), axes, keepdims)
+    return wrap(E.div(squares, E.scalar(_count(t, axes) - ddof, squares)))
+
+
+def _broadcast_back(kept: Atom, shape: tuple[int, ...], dims: tuple[Any, ...]) -> Atom:
+    """Stretch a keepdims result back to the operand's shape."""
+    squeezed = [a for a, n in enumerate(kept.aval.shape) if n == 1 and shape[a] != 1]
+    keep_axes = [a for a in range(len(shape)) if a not in squeezed]
+    flat = S.reshape(kept, tuple(shape[a] for a in keep_axes), tuple(dims[a] for a in keep_axes))
+    return S.broadcast_in_dim(flat, shape, tuple(keep_axes), dims)
+
+
+@op
+def std(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
+    v = var(x, axis, keepdims, ddof)
+    return wrap(bind(E.sqrt_p, as_tensor(v).atom))
+
+
+def _arg_reduce(name: str, prim: Any, x: Any, axis: int | type | None) -> AnyTensor:
+    t = as_tensor(x)
+    if axis is None:
+        flat = S.reshape(t.atom, (t.aval.size,), (None,))
+        t, index = wrap(flat), 0
+    else:
+        (index,) = normalize_axes(name, axis, t, allow_none=False)
+    _check_nonempty(name, t, (index,))
+    return wrap(bind(prim, t.atom, axis=index, index_dtype=_dt.DEFAULT_INT))
+
+
+@op
+def argmax(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
+    return _arg_reduce("argmax", R.argmax_p, x, axis)
+
+
+@op
+def argmin(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
+    return _arg_reduce("argmin", R.argmin_p, x, axis)
+
+
+def _bool_input(name: str, x: Any) -> AnyTensor:
+    t = as_tensor(x)
+    if t.aval.dtype != _dt.BOOL:
+        return wrap(bind(E.ne_p, t.atom, E.scalar(0, t.atom)))
+    return t
+
+
+@op
+def all(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
+    return _reduce("all", R.reduce_min, _bool_input("all", x), axis, keepdims)
+
+
+@op
+def any(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
+    return _reduce("any", R.reduce_max, _bool_input("any", x), axis, keepdims)
+
+
+@op
+def logsumexp(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
+    """``log(sum(exp(x)))`` computed stably: the (finite) max is subtracted first and added back, so its
+    gradient contributions cancel exactly."""
+    t = _float_input("logsumexp", x)
+    axes = normalize_axes("logsumexp", axis, t)
+    peak = R.reduce_max(t.atom, axes)
+    finite_peak = E.select(bind(E.is_finite_p, peak), peak, E.scalar(0, peak))
+    peak_kept = _keep(t.atom, finite_peak, axes, True)
+    shifted = E.sub(t.atom, _broadcast_back(peak_kept, t.aval.shape, t.aval.dims))
+    total = R.reduce_sum(E.exp(shifted), axes)
+    out = E.add(E.log(total), finite_peak)
+    return wrap(_keep(t.atom, out, axes, keepdims))

@@ -1,0 +1,322 @@
+"""Elementwise functions with NumPy's names: arithmetic, transcendental, comparison and logic.
+
+Operands broadcast under tensorstage's policy (see ``_core.broadcast_shapes``); array dtypes never promote,
+Python scalars adopt the array's dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dtypes import DType, bool_, to_numpy
+from ...staging import dtypes as _dt
+from ...staging.builder import bind
+from ...staging.ir import Atom
+from ...staging.primitive import Primitive
+from ...staging.primitives import elementwise as E
+from ...tensor import Tensor
+from ._core import as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, op, result_dtype, wrap
+
+DT = TypeVar("DT", bound=DType)
+Shape = TypeVarTuple("Shape")
+Operand = Tensor[Any, Unpack[tuple[Any, ...]]] | int | float | bool
+
+
+def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    a, b = elementwise_operands(name, x, y)
+    return wrap(bind(prim, a, b))
+
+
+def _unary(prim: Primitive, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    return wrap(bind(prim, as_tensor(x).atom))
+
+
+def _float_operand(name: str, x: Any) -> Atom:
+    t = as_tensor(x)
+    if not _dt.is_float(t.aval.dtype):
+        raise dtype_error(
+            name, f"{name} needs a floating-point operand, got {t.aval}; convert it first with .astype(f32)"
+        )
+    return t.atom
+
+
+# ----------------------------------------------------------------------------------------------- arithmetic
+
+
+@op
+def add(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    return _binary("add", E.add_p, x, y)
+
+
+@op
+def subtract(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    return _binary("subtract", E.sub_p, x, y)
+
+
+@op
+def multiply(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    return _binary("multiply", E.mul_p, x, y)
+
+
+@op
+def true_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    a, b = elementwise_operands("divide", x, y)
+    if not _dt.is_float(a.aval.dtype):
+        raise dtype_error(
+            "divide",
+            f"true division of {_dt.short_name(a.aval.dtype)} operands: use // for integer division or convert "
+            "with .astype(f32) first (tensorstage never changes dtypes implicitly)",
+        )
+    return wrap(E.div(a, b))
+
+
+divide = true_divide
+
+
+@op
+def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    a, b = elementwise_operands("floor_divide", x, y)
+    if _dt.is_float(a.aval.dtype):
+        return wrap(E.floor(E.div(a, b)))
+    quotient = E.div(a, b)  # truncates toward zero
+    if not _dt.is_signed(a.aval.dtype):
+        return wrap(quotient)
+    remainder = E.rem(a, b)
+    zero = E.scalar(0, a)
+    inexact = bind(E.ne_p, remainder, zero)
+    signs_differ = bind(E.ne_p, E.lt(remainder, zero), E.lt(b, zero))
+    adjust = bind(E.and_p, inexact, signs_differ)
+    return wrap(E.select(adjust, E.sub(quotient, E.scalar(1, a)), quotient))
+
+
+@op
+def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """Python/NumPy modulo: the result has the sign of the divisor."""
+    a, b = elementwise_operands("remainder", x, y)
+    r = E.rem(a, b)
+    if _dt.is_integer(a.aval.dtype) and not _dt.is_signed(a.aval.dtype):
+        return wrap(r)
+    zero = E.scalar(0, r)
+    nonzero = bind(E.ne_p, r, zero)
+    signs_differ = bind(E.ne_p, E.lt(r, zero), E.lt(b, zero))
+    return wrap(E.select(bind(E.and_p, nonzero, signs_differ), E.add(r, b), r))
+
+
+mod = remainder
+
+
+@op
+def power(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    if type(y) is int and not isinstance(x, (int, float)):
+        return wrap(E.integer_pow(as_tensor(x).atom, y))
+    return _binary("power", E.pow_p, x, y)
+
+
+@op
+def maximum(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    return _binary("maximum", E.max_p, x, y)
+
+
+@op
+def minimum(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    return _binary("minimum", E.min_p, x, y)
+
+
+@op
+def negative(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    return _unary(E.neg_p, x)
+
+
+def positive(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    return x
+
+
+@op
+def abs(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:  # noqa: A001 - NumPy's name
+    return _unary(E.abs_p, x)
+
+
+absolute = abs
+
+
+@op
+def sign(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    return _unary(E.sign_p, x)
+
+
+@op
+def square(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    return wrap(E.integer_pow(as_tensor(x).atom, 2))
+
+
+@op
+def reciprocal(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    a = _float_operand("reciprocal", x)
+    return wrap(E.div(E.scalar(1, a), a))
+
+
+# ------------------------------------------------------------------------------------- transcendental
+
+
+def _float_unary(name: str, prim: Primitive) -> Any:
+    def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+        return wrap(bind(prim, _float_operand(name, x)))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` of a floating-point tensor."
+    return op(fn)
+
+
+exp = _float_unary("exp", E.exp_p)
+log = _float_unary("log", E.log_p)
+log1p = _float_unary("log1p", E.log1p_p)
+expm1 = _float_unary("expm1", E.expm1_p)
+tanh = _float_unary("tanh", E.tanh_p)
+sin = _float_unary("sin", E.sin_p)
+cos = _float_unary("cos", E.cos_p)
+sqrt = _float_unary("sqrt", E.sqrt_p)
+rsqrt = _float_unary("rsqrt", E.rsqrt_p)
+floor = _float_unary("floor", E.floor_p)
+ceil = _float_unary("ceil", E.ceil_p)
+round = _float_unary("round", E.round_p)  # noqa: A001 - NumPy's name; half to even as NumPy
+rint = round
+sigmoid = _float_unary("sigmoid", E.logistic_p)
+
+
+@op
+def tan(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    a = _float_operand("tan", x)
+    return wrap(E.div(E.sin(a), E.cos(a)))
+
+
+@op
+def log2(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    a = _float_operand("log2", x)
+    return wrap(E.div(E.log(a), E.scalar(float(np.log(2.0)), a)))
+
+
+@op
+def log10(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    a = _float_operand("log10", x)
+    return wrap(E.div(E.log(a), E.scalar(float(np.log(10.0)), a)))
+
+
+# ------------------------------------------------------------------------------------ comparison and logic
+
+
+def _compare(name: str, prim: Primitive) -> Any:
+    def fn(x: Operand, y: Operand) -> Tensor[bool_, Unpack[tuple[Any, ...]]]:
+        return _binary(name, prim, x, y)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}``; the result is a bool tensor."
+    return op(fn)
+
+
+equal = _compare("equal", E.eq_p)
+not_equal = _compare("not_equal", E.ne_p)
+less = _compare("less", E.lt_p)
+less_equal = _compare("less_equal", E.le_p)
+greater = _compare("greater", E.gt_p)
+greater_equal = _compare("greater_equal", E.ge_p)
+
+
+def _logic(name: str, prim: Primitive, bool_only: bool) -> Any:
+    def fn(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+        a, b = elementwise_operands(name, x, y)
+        if bool_only and a.aval.dtype != _dt.BOOL:
+            raise dtype_error(name, f"{name} needs bool operands, got {a.aval} and {b.aval}")
+        return wrap(bind(prim, a, b))
+
+    fn.__name__ = fn.__qualname__ = name
+    return op(fn)
+
+
+bitwise_and = _logic("bitwise_and", E.and_p, False)
+bitwise_or = _logic("bitwise_or", E.or_p, False)
+bitwise_xor = _logic("bitwise_xor", E.xor_p, False)
+logical_and = _logic("logical_and", E.and_p, True)
+logical_or = _logic("logical_or", E.or_p, True)
+logical_xor = _logic("logical_xor", E.xor_p, True)
+
+
+@op
+def invert(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    return _unary(E.not_p, x)
+
+
+bitwise_not = invert
+
+
+@op
+def logical_not(x: Tensor[bool_, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    a = as_tensor(x).atom
+    if a.aval.dtype != _dt.BOOL:
+        raise dtype_error("logical_not", f"logical_not needs a bool operand, got {a.aval}")
+    return wrap(bind(E.not_p, a))
+
+
+@op
+def isfinite(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    return wrap(bind(E.is_finite_p, _float_operand("isfinite", x)))
+
+
+@op
+def isnan(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    a = _float_operand("isnan", x)
+    return wrap(bind(E.ne_p, a, a))
+
+
+@op
+def isinf(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    a = _float_operand("isinf", x)
+    finite = bind(E.is_finite_p, a)
+    not_nan = bind(E.eq_p, a, a)
+    return wrap(bind(E.and_p, bind(E.not_p, finite), not_nan))
+
+
+# ------------------------------------------------------------------------------------- selection, dtypes
+
+
+@op
+def where(condition: Operand, x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """``x`` where ``condition`` holds, else ``y`` (all three broadcast together)."""
+    cond = as_tensor(condition)
+    if cond.aval.dtype != _dt.BOOL:
+        raise dtype_error("where", f"condition must be a bool tensor, got {cond.aval}")
+    dtype = result_dtype("where", (x, y))
+    pred, a, b = broadcast_atoms("where", [cond.atom, atom(x, dtype), atom(y, dtype)])
+    return wrap(E.select(pred, a, b))
+
+
+@op
+def clip(x: Operand, a_min: Operand | None = None, a_max: Operand | None = None) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    out = as_tensor(x)
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return out
+
+
+@op
+def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DType] | Any) -> Tensor[Any, Unpack[Shape]]:
+    """Convert to ``dtype`` (a tensorstage dtype such as ``f32`` or a NumPy dtype). Float -> int truncates."""
+    target = to_numpy(dtype)
+    a = as_tensor(x).atom
+    if target == _dt.BOOL and a.aval.dtype != _dt.BOOL:
+        return wrap(bind(E.ne_p, a, E.scalar(0, a)))
+    return wrap(E.convert(a, target))
+
+
+__all__ = [
+    "abs", "absolute", "add", "astype", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clip",
+    "cos", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal", "invert",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal",
+    "positive", "power", "reciprocal", "remainder", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt",
+    "square", "subtract", "tan", "tanh", "true_divide", "where",
+]

@@ -1,0 +1,100 @@
+"""Recording equations: the active builder, ``bind``, and emitting a whole graph into the active builder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .errors import StagingError
+from .ir import Atom, Aval, Equation, Graph, SourceLoc, Var
+from .primitive import Primitive
+from .source import user_location
+
+
+class Builder:
+    """Collects equations. ``loc`` pins the source location while a transform replays an existing graph."""
+
+    __slots__ = ("eqns", "loc")
+
+    def __init__(self) -> None:
+        self.eqns: list[Equation] = []
+        self.loc: SourceLoc | None = None
+
+    def graph(self, inputs: Sequence[Var], outputs: Sequence[Atom]) -> Graph:
+        return Graph(inputs, self.eqns, outputs)
+
+
+_STACK: list[Builder] = []
+
+
+def is_staging() -> bool:
+    return bool(_STACK)
+
+
+def current() -> Builder:
+    if not _STACK:
+        raise RuntimeError("no active staging context: primitives are bound only while a program is staged")
+    return _STACK[-1]
+
+
+@contextmanager
+def building(builder: Builder | None = None) -> Iterator[Builder]:
+    b = builder if builder is not None else Builder()
+    _STACK.append(b)
+    try:
+        yield b
+    finally:
+        _STACK.pop()
+
+
+@contextmanager
+def located(loc: SourceLoc | None) -> Iterator[None]:
+    """Attribute every equation emitted inside to ``loc`` (used by transforms replaying user equations)."""
+    b = current()
+    saved = b.loc
+    b.loc = loc if loc is not None else saved
+    try:
+        yield
+    finally:
+        b.loc = saved
+
+
+def current_loc() -> SourceLoc | None:
+    if _STACK and _STACK[-1].loc is not None:
+        return _STACK[-1].loc
+    return user_location()
+
+
+def abstract_eval(primitive: Primitive, avals: Sequence[Aval], params: dict[str, Any]) -> tuple[Aval, ...]:
+    rule = primitive.shape
+    if rule is None:
+        raise NotImplementedError(f"primitive {primitive.name} has no shape rule")
+    out = rule(*avals, **params)
+    return out if primitive.multiple_results else (out,)  # type: ignore[return-value]
+
+
+def bind(primitive: Primitive, *inputs: Atom, **params: Any) -> Any:
+    """Append one equation to the active builder; returns its output Var (or a tuple for multi-result prims)."""
+    builder = current()
+    loc = builder.loc if builder.loc is not None else user_location()
+    try:
+        out_avals = abstract_eval(primitive, [a.aval for a in inputs], params)
+    except StagingError as err:
+        raise err.located(primitive.name, loc) from None
+    outs = tuple(Var(a) for a in out_avals)
+    builder.eqns.append(Equation(primitive, inputs, outs, params, loc))
+    return outs if primitive.multiple_results else outs[0]
+
+
+def inline(graph: Graph, args: Sequence[Atom]) -> tuple[Atom, ...]:
+    """Emit ``graph``'s equations into the active builder with its inputs replaced by ``args``."""
+    env: dict[int, Atom] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}
+    builder = current()
+    for eqn in graph.eqns:
+        ins = tuple(env.get(id(a), a) for a in eqn.inputs)
+        outs = tuple(Var(v.aval) for v in eqn.outputs)
+        builder.eqns.append(Equation(eqn.primitive, ins, outs, eqn.params, eqn.loc))
+        for old, new in zip(eqn.outputs, outs):
+            env[id(old)] = new
+    return tuple(env.get(id(a), a) for a in graph.outputs)

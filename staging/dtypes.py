@@ -1,0 +1,85 @@
+"""Element types as the IR sees them: numpy dtypes plus short names and categories.
+
+The user-facing nominal classes (``f32``...) live in the dsl; the IR only ever holds ``np.dtype`` values so
+that graphs, caches and the runtime share one canonical, hashable representation.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import ml_dtypes
+import numpy as np
+
+bfloat16: Final = np.dtype(ml_dtypes.bfloat16)
+
+_SHORT: Final[dict[np.dtype[np.generic], str]] = {
+    np.dtype(np.float16): "f16",
+    bfloat16: "bf16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.bool_): "bool",
+}
+
+# StableHLO element type spelling.
+_MLIR: Final[dict[np.dtype[np.generic], str]] = {
+    np.dtype(np.float16): "f16",
+    bfloat16: "bf16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.bool_): "i1",
+}
+
+SUPPORTED: Final = tuple(_SHORT)
+FLOATS: Final = frozenset((np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.float64)))
+SIGNED: Final = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+UNSIGNED: Final = frozenset(np.dtype(t) for t in (np.uint8, np.uint32))
+INTEGERS: Final = SIGNED | UNSIGNED
+BOOL: Final = np.dtype(np.bool_)
+
+DEFAULT_FLOAT: Final = np.dtype(np.float32)
+DEFAULT_INT: Final = np.dtype(np.int32)
+
+
+def short_name(dtype: np.dtype[np.generic]) -> str:
+    return _SHORT.get(dtype, str(dtype))
+
+
+def mlir_name(dtype: np.dtype[np.generic]) -> str:
+    return _MLIR[dtype]
+
+
+def is_float(dtype: np.dtype[np.generic]) -> bool:
+    return dtype in FLOATS
+
+
+def is_integer(dtype: np.dtype[np.generic]) -> bool:
+    return dtype in INTEGERS
+
+
+def is_signed(dtype: np.dtype[np.generic]) -> bool:
+    return dtype in SIGNED or dtype in FLOATS
+
+
+def canonical(dtype: object) -> np.dtype[np.generic]:
+    """The supported ``np.dtype`` for anything numpy understands; raises TypeError for the rest."""
+    try:
+        d = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError as exc:
+        raise TypeError(f"not a dtype: {dtype!r}") from exc
+    if d not in _SHORT:
+        supported = ", ".join(_SHORT.values())
+        raise TypeError(f"dtype {d} is not supported (supported: {supported})")
+    return d

@@ -1,0 +1,582 @@
+"""Elementwise primitives: arithmetic, math, comparisons, logic, select, convert, clamp.
+
+All operands have one shape; rank-0 operands broadcast (the lowering widens them). Every primitive's rules are
+next to it. Unary math functions are declared through ``_unary`` with their derivative ``d(x, y) -> dy/dx``:
+the JVP multiplies a tangent by it and the VJP a cotangent, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import bind
+from ..errors import DTypeError
+from ..ir import Atom, Aval, literal
+from ..primitive import Primitive
+from ..shapes import check_dtype, elementwise_result, same_dtype
+from ..zeros import MaybeZero, Zero, is_zero
+from . import structural as S
+
+FLOAT = dtypes.FLOATS
+NUMERIC = dtypes.FLOATS | dtypes.INTEGERS
+INTEGRAL = dtypes.INTEGERS | {dtypes.BOOL}
+ANY = NUMERIC | {dtypes.BOOL}
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+
+def scalar(value: float | int | bool, like: Atom | Aval) -> Atom:
+    aval = like if isinstance(like, Aval) else like.aval
+    return literal(value, aval.dtype)
+
+
+def _shape_rule(name: str, allowed: frozenset[Any], what: str, out_dtype: np.dtype[Any] | None = None) -> Any:
+    def rule(*avals: Aval) -> Aval:
+        for aval in avals:
+            check_dtype(name, aval, allowed, what)
+        same_dtype(name, avals)
+        out = elementwise_result(name, avals)
+        return out.with_dtype(out_dtype) if out_dtype is not None else out
+
+    return rule
+
+
+def batch_elementwise(prim: Primitive) -> Callable[..., Any]:
+    """Align every batched operand on one batch axis; rank-0 unbatched operands broadcast by themselves."""
+
+    def rule(args: Sequence[Atom], dims: Sequence[int | None], **params: Any) -> tuple[Any, Any]:
+        batched = [(a, d) for a, d in zip(args, dims) if d is not None]
+        target = batched[0][1]
+        size = batched[0][0].aval.shape[target]
+        if any(d != target for _, d in batched):
+            target = 0
+        example = max((S.unbatched_aval(a, d) for a, d in zip(args, dims)), key=lambda aval: aval.ndim)
+        aligned = [S.align_batch(a, d, target, size, example) for a, d in zip(args, dims)]
+        out = bind(prim, *aligned, **params)
+        if prim.multiple_results:
+            return out, (target,) * len(out)
+        return out, target
+
+    return rule
+
+
+def add_tangents(a: MaybeZero, b: MaybeZero) -> MaybeZero:
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    return add(a, b)  # type: ignore[arg-type]
+
+
+def instantiate(x: MaybeZero) -> Atom:
+    if isinstance(x, Zero):
+        return S.zeros(x.aval)
+    return x
+
+
+def scale(t: MaybeZero, factor: Atom) -> MaybeZero:
+    return t if is_zero(t) else mul(t, factor)  # type: ignore[arg-type]
+
+
+def _binary(name: str, allowed: frozenset[Any], what: str) -> Primitive:
+    prim = Primitive(name)
+    prim.def_shape(_shape_rule(name, allowed, what))
+    prim.def_batch(batch_elementwise(prim))
+    return prim
+
+
+# ----------------------------------------------------------------------------------------- arithmetic
+
+add_p = _binary("add", NUMERIC, "numeric")
+sub_p = _binary("sub", NUMERIC, "numeric")
+mul_p = _binary("mul", NUMERIC, "numeric")
+div_p = _binary("div", NUMERIC, "numeric")
+rem_p = _binary("rem", NUMERIC, "numeric")
+pow_p = _binary("pow", FLOAT, "floating-point")
+max_p = _binary("max", ANY, "numeric or bool")
+min_p = _binary("min", ANY, "numeric or bool")
+
+
+def add(x: Atom, y: Atom) -> Atom:
+    return bind(add_p, x, y)  # type: ignore[no-any-return]
+
+
+def sub(x: Atom, y: Atom) -> Atom:
+    return bind(sub_p, x, y)  # type: ignore[no-any-return]
+
+
+def mul(x: Atom, y: Atom) -> Atom:
+    return bind(mul_p, x, y)  # type: ignore[no-any-return]
+
+
+def div(x: Atom, y: Atom) -> Atom:
+    return bind(div_p, x, y)  # type: ignore[no-any-return]
+
+
+def rem(x: Atom, y: Atom) -> Atom:
+    return bind(rem_p, x, y)  # type: ignore[no-any-return]
+
+
+def pow(x: Atom, y: Atom) -> Atom:  # noqa: A001 - the primitive's name
+    return bind(pow_p, x, y)  # type: ignore[no-any-return]
+
+
+def maximum(x: Atom, y: Atom) -> Atom:
+    return bind(max_p, x, y)  # type: ignore[no-any-return]
+
+
+def minimum(x: Atom, y: Atom) -> Atom:
+    return bind(min_p, x, y)  # type: ignore[no-any-return]
+
+
+def _unbroadcast_scalar(ct: Atom, operand: Atom) -> Atom:
+    """Cotangent of a rank-0 operand that was broadcast against a shaped one: sum it."""
+    if operand.aval.ndim == 0 and ct.aval.ndim > 0:
+        from . import reductions as R
+
+        return R.reduce_sum(ct, tuple(range(ct.aval.ndim)))
+    return ct
+
+
+def _binary_vjp(
+    partials: Callable[[Atom, Atom, Atom, Atom], tuple[Atom | None, Atom | None]],
+) -> Callable[..., Any]:
+    """VJP from a function giving each operand's cotangent contribution for a dense cotangent."""
+
+    def rule(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+        (ct,) = cts
+        if isinstance(ct, Zero):
+            return (Zero(primals[0].aval), Zero(primals[1].aval))
+        gx, gy = partials(ct, primals[0], primals[1], outs[0])
+        return tuple(
+            _unbroadcast_scalar(g, p) if (want and g is not None) else Zero(p.aval)
+            for g, p, want in zip((gx, gy), primals, wants)
+        )
+
+    return rule
+
+
+@add_p.def_jvp
+def _add_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Any) -> Any:
+    return (_broadcast_tangent(add_tangents(*tangents), outs[0]),)
+
+
+add_p.def_vjp(_binary_vjp(lambda ct, x, y, out: (ct, ct)))
+
+
+@sub_p.def_jvp
+def _sub_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Any) -> Any:
+    tx, ty = tangents
+    return (_broadcast_tangent(add_tangents(tx, ty if is_zero(ty) else neg(ty)), outs[0]),)  # type: ignore[arg-type]
+
+
+sub_p.def_vjp(_binary_vjp(lambda ct, x, y, out: (ct, neg(ct))))
+
+
+@mul_p.def_jvp
+def _mul_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Any) -> Any:
+    x, y = primals
+    tx, ty = tangents
+    return (_broadcast_tangent(add_tangents(scale(tx, y), scale(ty, x)), outs[0]),)
+
+
+mul_p.def_vjp(_binary_vjp(lambda ct, x, y, out: (mul(ct, y), mul(ct, x))))
+
+
+@div_p.def_jvp
+def _div_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    x, y = primals
+    tx, ty = tangents
+    out = outs[0]
+    num = add_tangents(tx, neg(mul(ty, out)) if not is_zero(ty) else Zero(out.aval))  # type: ignore[arg-type]
+    return (_broadcast_tangent(num if is_zero(num) else div(num, y), out),)  # type: ignore[arg-type]
+
+
+div_p.def_vjp(_binary_vjp(lambda ct, x, y, out: (div(ct, y), neg(div(mul(ct, out), y)))))
+
+
+def _trunc_quotient(x: Atom, y: Atom) -> Atom:
+    q = div(x, y)
+    return mul(sign(q), floor(abs(q)))
+
+
+@rem_p.def_jvp
+def _rem_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    x, y = primals
+    tx, ty = tangents
+    if is_zero(ty):
+        return (_broadcast_tangent(tx, outs[0]),)
+    return (_broadcast_tangent(add_tangents(tx, neg(mul(ty, _trunc_quotient(x, y)))), outs[0]),)  # type: ignore[arg-type]
+
+
+rem_p.def_vjp(_binary_vjp(lambda ct, x, y, out: (ct, neg(mul(ct, _trunc_quotient(x, y))))))
+
+
+def _safe_log(x: Atom) -> Atom:
+    return log(select(eq(x, scalar(0, x)), S.full_like(x, 1), x))
+
+
+@pow_p.def_jvp
+def _pow_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    x, y = primals
+    tx, ty = tangents
+    out = outs[0]
+    dx = scale(tx, mul(y, pow(x, sub(y, scalar(1, y)))))
+    dy = scale(ty, mul(_safe_log(_as_shaped(x, out)), out))
+    return (_broadcast_tangent(add_tangents(dx, dy), out),)
+
+
+pow_p.def_vjp(
+    _binary_vjp(
+        lambda ct, x, y, out: (
+            mul(ct, mul(y, pow(x, sub(y, scalar(1, y))))),
+            mul(ct, mul(_safe_log(_as_shaped(x, out)), out)),
+        )
+    )
+)
+
+
+def _as_shaped(x: Atom, like: Atom) -> Atom:
+    return S.broadcast_to(x, like.aval) if x.aval.ndim == 0 and like.aval.ndim > 0 else x
+
+
+def _broadcast_tangent(t: MaybeZero, out: Atom) -> MaybeZero:
+    """A tangent built only from rank-0 operands must still have the output's shape."""
+    if isinstance(t, Zero):
+        return Zero(out.aval)
+    return _as_shaped(t, out)
+
+
+def _max_min_rule(pick_first: Callable[[Atom, Atom], Atom]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """max/min: the derivative follows the chosen operand; ties split evenly (as JAX does)."""
+
+    def weights(x: Atom, y: Atom, out: Atom) -> tuple[Atom, Atom]:
+        xs, ys = _as_shaped(x, out), _as_shaped(y, out)
+        one, half, zero = S.full_like(out, 1), S.full_like(out, 0.5), S.full_like(out, 0)
+        wx = select(eq(xs, ys), half, select(pick_first(xs, ys), one, zero))
+        return wx, sub(one, wx)
+
+    def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+        out = outs[0]
+        if not dtypes.is_float(out.aval.dtype):
+            return (Zero(out.aval),)
+        wx, wy = weights(primals[0], primals[1], out)
+        tx = tangents[0] if is_zero(tangents[0]) else _as_shaped(tangents[0], out)  # type: ignore[arg-type]
+        ty = tangents[1] if is_zero(tangents[1]) else _as_shaped(tangents[1], out)  # type: ignore[arg-type]
+        return (_broadcast_tangent(add_tangents(scale(tx, wx), scale(ty, wy)), out),)
+
+    def partials(ct: Atom, x: Atom, y: Atom, out: Atom) -> tuple[Atom, Atom]:
+        wx, wy = weights(x, y, out)
+        return mul(ct, wx), mul(ct, wy)
+
+    return jvp, _binary_vjp(partials)
+
+
+max_p.jvp, max_p.vjp = _max_min_rule(lambda x, y: gt(x, y))
+min_p.jvp, min_p.vjp = _max_min_rule(lambda x, y: lt(x, y))
+
+# ------------------------------------------------------------------------------------------ unary math
+
+_UNARY_DERIVATIVES: dict[Primitive, Callable[[Atom, Atom], Atom] | None] = {}
+
+
+def _unary(name: str, allowed: frozenset[Any], what: str, deriv: Callable[[Atom, Atom], Atom] | None) -> Primitive:
+    """A unary elementwise primitive; ``deriv(x, y)`` is dy/dx, or None for piecewise-constant functions."""
+    prim = Primitive(name)
+    prim.def_shape(_shape_rule(name, allowed, what))
+    prim.def_batch(batch_elementwise(prim))
+    _UNARY_DERIVATIVES[prim] = deriv
+
+    def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+        (t,) = tangents
+        if deriv is None or is_zero(t) or not dtypes.is_float(outs[0].aval.dtype):
+            return (Zero(outs[0].aval),)
+        return (mul(t, deriv(primals[0], outs[0])),)  # type: ignore[arg-type]
+
+    def vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+        (ct,) = cts
+        if deriv is None or is_zero(ct) or not dtypes.is_float(outs[0].aval.dtype):
+            return (Zero(primals[0].aval),)
+        return (mul(ct, deriv(primals[0], outs[0])),)  # type: ignore[arg-type]
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+    return prim
+
+
+neg_p = _unary("neg", NUMERIC, "numeric", lambda x, y: S.full_like(x, -1))
+exp_p = _unary("exp", FLOAT, "floating-point", lambda x, y: y)
+log_p = _unary("log", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), x))
+log1p_p = _unary("log1p", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), add(x, scalar(1, x))))
+expm1_p = _unary("expm1", FLOAT, "floating-point", lambda x, y: add(y, scalar(1, y)))
+tanh_p = _unary("tanh", FLOAT, "floating-point", lambda x, y: sub(S.full_like(y, 1), mul(y, y)))
+logistic_p = _unary("logistic", FLOAT, "floating-point", lambda x, y: mul(y, sub(S.full_like(y, 1), y)))
+sin_p = _unary("sin", FLOAT, "floating-point", lambda x, y: cos(x))
+cos_p = _unary("cos", FLOAT, "floating-point", lambda x, y: neg(sin(x)))
+sqrt_p = _unary("sqrt", FLOAT, "floating-point", lambda x, y: div(S.full_like(y, 0.5), y))
+rsqrt_p = _unary("rsqrt", FLOAT, "floating-point", lambda x, y: mul(S.full_like(y, -0.5), div(y, x)))
+abs_p = _unary("abs", NUMERIC, "numeric", lambda x, y: sign(x))
+sign_p = _unary("sign", NUMERIC, "numeric", None)
+floor_p = _unary("floor", FLOAT, "floating-point", None)
+ceil_p = _unary("ceil", FLOAT, "floating-point", None)
+round_p = _unary("round", FLOAT, "floating-point", None)  # half to even, as NumPy
+
+
+def neg(x: Atom) -> Atom:
+    return bind(neg_p, x)  # type: ignore[no-any-return]
+
+
+def exp(x: Atom) -> Atom:
+    return bind(exp_p, x)  # type: ignore[no-any-return]
+
+
+def log(x: Atom) -> Atom:
+    return bind(log_p, x)  # type: ignore[no-any-return]
+
+
+def sin(x: Atom) -> Atom:
+    return bind(sin_p, x)  # type: ignore[no-any-return]
+
+
+def cos(x: Atom) -> Atom:
+    return bind(cos_p, x)  # type: ignore[no-any-return]
+
+
+def abs(x: Atom) -> Atom:  # noqa: A001 - the primitive's name
+    return bind(abs_p, x)  # type: ignore[no-any-return]
+
+
+def sign(x: Atom) -> Atom:
+    return bind(sign_p, x)  # type: ignore[no-any-return]
+
+
+def floor(x: Atom) -> Atom:
+    return bind(floor_p, x)  # type: ignore[no-any-return]
+
+
+# integer_pow: x ** n for a static integer n (what ``x ** 2`` stages to).
+integer_pow_p = Primitive("integer_pow")
+
+
+@integer_pow_p.def_shape
+def _integer_pow_shape(x: Aval, *, y: int) -> Aval:
+    check_dtype("integer_pow", x, NUMERIC, "numeric")
+    if y < 0 and not dtypes.is_float(x.dtype):
+        raise DTypeError(f"negative exponent {y} needs a floating-point operand, got {x}", "integer_pow")
+    return x
+
+
+def integer_pow(x: Atom, y: int) -> Atom:
+    return bind(integer_pow_p, x, y=y)  # type: ignore[no-any-return]
+
+
+def _integer_pow_deriv(x: Atom, y: int) -> Atom:
+    if y == 0:
+        return S.full_like(x, 0)
+    if y == 1:
+        return S.full_like(x, 1)
+    return mul(S.full_like(x, y), x if y == 2 else integer_pow(x, y - 1))
+
+
+@integer_pow_p.def_jvp
+def _integer_pow_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, y: int) -> Any:
+    (t,) = tangents
+    if is_zero(t) or not dtypes.is_float(outs[0].aval.dtype):
+        return (Zero(outs[0].aval),)
+    return (mul(t, _integer_pow_deriv(primals[0], y)),)  # type: ignore[arg-type]
+
+
+@integer_pow_p.def_vjp
+def _integer_pow_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, *, y: int) -> Any:
+    (ct,) = cts
+    if is_zero(ct) or not dtypes.is_float(primals[0].aval.dtype):
+        return (Zero(primals[0].aval),)
+    return (mul(ct, _integer_pow_deriv(primals[0], y)),)  # type: ignore[arg-type]
+
+
+integer_pow_p.def_batch(batch_elementwise(integer_pow_p))
+
+# ------------------------------------------------------------------------------- comparisons and logic
+
+
+def _no_tangent_jvp(primals: Any, tangents: Any, outs: Sequence[Atom], **params: Any) -> Any:
+    return tuple(Zero(o.aval) for o in outs)
+
+
+def _no_cotangent_vjp(cts: Any, primals: Sequence[Atom], outs: Any, wants: Any, **params: Any) -> Any:
+    return tuple(Zero(p.aval) for p in primals)
+
+
+def _nondifferentiable(name: str, allowed: frozenset[Any], what: str, out_bool: bool) -> Primitive:
+    prim = Primitive(name, differentiable=False)
+    prim.def_shape(_shape_rule(name, allowed, what, dtypes.BOOL if out_bool else None))
+    prim.def_jvp(_no_tangent_jvp)
+    prim.def_vjp(_no_cotangent_vjp)
+    prim.def_batch(batch_elementwise(prim))
+    return prim
+
+
+eq_p = _nondifferentiable("eq", ANY, "numeric or bool", True)
+ne_p = _nondifferentiable("ne", ANY, "numeric or bool", True)
+lt_p = _nondifferentiable("lt", ANY, "numeric or bool", True)
+le_p = _nondifferentiable("le", ANY, "numeric or bool", True)
+gt_p = _nondifferentiable("gt", ANY, "numeric or bool", True)
+ge_p = _nondifferentiable("ge", ANY, "numeric or bool", True)
+and_p = _nondifferentiable("and", INTEGRAL, "integer or bool", False)
+or_p = _nondifferentiable("or", INTEGRAL, "integer or bool", False)
+xor_p = _nondifferentiable("xor", INTEGRAL, "integer or bool", False)
+not_p = _nondifferentiable("not", INTEGRAL, "integer or bool", False)
+is_finite_p = _nondifferentiable("is_finite", FLOAT, "floating-point", True)
+shift_left_p = _nondifferentiable("shift_left", dtypes.INTEGERS, "integer", False)
+shift_right_logical_p = _nondifferentiable("shift_right_logical", dtypes.INTEGERS, "integer", False)
+
+
+def eq(x: Atom, y: Atom) -> Atom:
+    return bind(eq_p, x, y)  # type: ignore[no-any-return]
+
+
+def lt(x: Atom, y: Atom) -> Atom:
+    return bind(lt_p, x, y)  # type: ignore[no-any-return]
+
+
+def gt(x: Atom, y: Atom) -> Atom:
+    return bind(gt_p, x, y)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------------ select
+
+select_p = Primitive("select")
+
+
+@select_p.def_shape
+def _select_shape(pred: Aval, on_true: Aval, on_false: Aval) -> Aval:
+    if pred.dtype != dtypes.BOOL:
+        raise DTypeError(f"predicate must be bool, got {pred}", "select")
+    same_dtype("select", (on_true, on_false))
+    out = elementwise_result("select", (pred, on_true, on_false))
+    return out.with_dtype(on_true.dtype)
+
+
+def select(pred: Atom, on_true: Atom, on_false: Atom) -> Atom:
+    return bind(select_p, pred, on_true, on_false)  # type: ignore[no-any-return]
+
+
+@select_p.def_jvp
+def _select_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    pred = primals[0]
+    _, tt, tf = tangents
+    out = outs[0]
+    if (is_zero(tt) and is_zero(tf)) or not dtypes.is_float(out.aval.dtype):
+        return (Zero(out.aval),)
+    return (select(pred, _as_shaped(instantiate(tt), out), _as_shaped(instantiate(tf), out)),)
+
+
+@select_p.def_vjp
+def _select_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+    (ct,) = cts
+    pred, on_true, on_false = primals
+    if isinstance(ct, Zero) or not dtypes.is_float(outs[0].aval.dtype):
+        return (None, Zero(on_true.aval), Zero(on_false.aval))
+    zero = S.full_like(ct, 0)
+    ct_true = _unbroadcast_scalar(select(pred, ct, zero), on_true) if wants[1] else Zero(on_true.aval)
+    ct_false = _unbroadcast_scalar(select(pred, zero, ct), on_false) if wants[2] else Zero(on_false.aval)
+    return (None, ct_true, ct_false)
+
+
+select_p.def_batch(batch_elementwise(select_p))
+
+# -------------------------------------------------------------------------------------------------- clamp
+
+clamp_p = Primitive("clamp")
+
+
+@clamp_p.def_shape
+def _clamp_shape(lo: Aval, x: Aval, hi: Aval) -> Aval:
+    check_dtype("clamp", x, NUMERIC, "numeric")
+    same_dtype("clamp", (lo, x, hi))
+    for bound in (lo, hi):
+        if bound.ndim not in (0, x.ndim) or (bound.ndim and bound.shape != x.shape):
+            raise DTypeError(f"bounds must be scalars or have the operand's shape: {lo}, {x}, {hi}", "clamp")
+    return elementwise_result("clamp", (lo, x, hi)).with_dtype(x.dtype)
+
+
+def clamp(lo: Atom, x: Atom, hi: Atom) -> Atom:
+    return bind(clamp_p, lo, x, hi)  # type: ignore[no-any-return]
+
+
+def _clamp_masks(lo: Atom, x: Atom, hi: Atom, out: Atom) -> tuple[Atom, Atom, Atom]:
+    xs = _as_shaped(x, out)
+    below = lt(xs, _as_shaped(lo, out))
+    above = gt(xs, _as_shaped(hi, out))
+    one, zero = S.full_like(out, 1), S.full_like(out, 0)
+    w_lo = select(below, one, zero)
+    w_hi = select(above, one, zero)
+    w_x = sub(sub(one, w_lo), w_hi)
+    return w_lo, w_x, w_hi
+
+
+@clamp_p.def_jvp
+def _clamp_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    out = outs[0]
+    if not dtypes.is_float(out.aval.dtype):
+        return (Zero(out.aval),)
+    weights = _clamp_masks(*primals, out)
+    total: MaybeZero = Zero(out.aval)
+    for t, w in zip(tangents, weights):
+        if not is_zero(t):
+            total = add_tangents(total, mul(_as_shaped(t, out), w))  # type: ignore[arg-type]
+    return (total,)
+
+
+@clamp_p.def_vjp
+def _clamp_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+    (ct,) = cts
+    out = outs[0]
+    if isinstance(ct, Zero) or not dtypes.is_float(out.aval.dtype):
+        return tuple(Zero(p.aval) for p in primals)
+    weights = _clamp_masks(*primals, out)
+    return tuple(
+        _unbroadcast_scalar(mul(ct, w), p) if want else Zero(p.aval) for p, w, want in zip(primals, weights, wants)
+    )
+
+
+clamp_p.def_batch(batch_elementwise(clamp_p))
+
+# ------------------------------------------------------------------------------------------------ convert
+
+convert_p = Primitive("convert")
+
+
+@convert_p.def_shape
+def _convert_shape(x: Aval, *, new_dtype: np.dtype[Any]) -> Aval:
+    return x.with_dtype(new_dtype)
+
+
+def convert(x: Atom, new_dtype: np.dtype[Any]) -> Atom:
+    if x.aval.dtype == new_dtype:
+        return x
+    return bind(convert_p, x, new_dtype=new_dtype)  # type: ignore[no-any-return]
+
+
+@convert_p.def_jvp
+def _convert_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, new_dtype: Any) -> Any:
+    (t,) = tangents
+    if is_zero(t) or not (dtypes.is_float(new_dtype) and dtypes.is_float(primals[0].aval.dtype)):
+        return (Zero(outs[0].aval),)
+    return (convert(t, new_dtype),)  # type: ignore[arg-type]
+
+
+@convert_p.def_vjp
+def _convert_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, *, new_dtype: Any) -> Any:
+    (ct,) = cts
+    x = primals[0]
+    if is_zero(ct) or not (dtypes.is_float(new_dtype) and dtypes.is_float(x.aval.dtype)):
+        return (Zero(x.aval),)
+    return (convert(ct, x.aval.dtype),)  # type: ignore[arg-type]
+
+
+convert_p.def_batch(batch_elementwise(convert_p))

@@ -1,0 +1,163 @@
+"""dot_general: contraction over paired axes with optional batch axes (StableHLO's dot_general).
+
+Result axes are ordered (batch axes, lhs free axes, rhs free axes). Transpose and batching rules choose operand
+order so that results come out in row-major layout whenever a single dot can produce it, instead of building
+a transposed result that XLA must copy back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import dtypes
+from ..builder import bind
+from ..errors import ShapeError
+from ..ir import Atom, Aval
+from ..primitive import Primitive
+from ..shapes import check_dtype, same_dtype, unify_axis
+from ..zeros import MaybeZero, Zero
+from . import elementwise as E
+from . import structural as S
+
+Dims = tuple[tuple[int, ...], tuple[int, ...]]
+
+dot_general_p = Primitive("dot_general")
+
+
+def _free_axes(ndim: int, contracting: Sequence[int], batch: Sequence[int]) -> list[int]:
+    return [a for a in range(ndim) if a not in contracting and a not in batch]
+
+
+@dot_general_p.def_shape
+def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims) -> Aval:
+    op = "dot_general"
+    check_dtype(op, lhs, E.NUMERIC, "numeric")
+    same_dtype(op, (lhs, rhs))
+    (lc, rc), (lb, rb) = contracting, batch
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ShapeError(f"contracting {contracting} / batch {batch} axes must pair up for {lhs} and {rhs}", op)
+    for axes, aval in ((lc + lb, lhs), (rc + rb, rhs)):
+        if len(set(axes)) != len(axes) or any(not 0 <= a < aval.ndim for a in axes):
+            raise ShapeError(f"invalid axes {axes} for operand {aval}", op)
+    for la, ra in zip(lc, rc):
+        if lhs.shape[la] != rhs.shape[ra]:
+            raise ShapeError(
+                f"contracting axis {la} of {lhs} (size {lhs.shape[la]}) does not match axis {ra} of {rhs} "
+                f"(size {rhs.shape[ra]})",
+                op,
+            )
+        unify_axis(op, (lhs, rhs), (la, ra))
+    shape: list[int] = []
+    names: list[str | None] = []
+    for la, ra in zip(lb, rb):
+        if lhs.shape[la] != rhs.shape[ra]:
+            raise ShapeError(f"batch axis {la} of {lhs} does not match axis {ra} of {rhs}", op)
+        shape.append(lhs.shape[la])
+        names.append(unify_axis(op, (lhs, rhs), (la, ra)))
+    for aval, c, b in ((lhs, lc, lb), (rhs, rc, rb)):
+        for a in _free_axes(aval.ndim, c, b):
+            shape.append(aval.shape[a])
+            names.append(aval.dims[a])
+    return Aval(tuple(shape), lhs.dtype, names)
+
+
+def dot_general(lhs: Atom, rhs: Atom, contracting: Dims, batch: Dims = ((), ())) -> Atom:
+    c = (tuple(contracting[0]), tuple(contracting[1]))
+    b = (tuple(batch[0]), tuple(batch[1]))
+    return bind(dot_general_p, lhs, rhs, contracting=c, batch=b)  # type: ignore[no-any-return]
+
+
+@dot_general_p.def_jvp
+def _dot_general_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
+    lhs, rhs = primals
+    tl, tr = tangents
+    if not dtypes.is_float(outs[0].aval.dtype):
+        return (Zero(outs[0].aval),)
+    left: MaybeZero = Zero(outs[0].aval) if isinstance(tl, Zero) else bind(dot_general_p, tl, rhs, **params)
+    right: MaybeZero = Zero(outs[0].aval) if isinstance(tr, Zero) else bind(dot_general_p, lhs, tr, **params)
+    return (E.add_tangents(left, right),)
+
+
+def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims, batch: Dims) -> Atom:
+    """Cotangent of operand ``x`` of a dot_general whose other operand is ``y``.
+
+    It is a dot of ``ct`` with ``y`` contracting ``y``'s free axes; of the two operand orders, the one whose
+    result needs no transpose into ``x``'s layout is used.
+    """
+    xc, yc = (contracting[0], contracting[1]) if x_is_lhs else (contracting[1], contracting[0])
+    xb, yb = (batch[0], batch[1]) if x_is_lhs else (batch[1], batch[0])
+    nb = len(xb)
+    x_free = _free_axes(x.ndim, xc, xb)
+    y_free = _free_axes(y.aval.ndim, yc, yb)
+    n_lhs_free = len(x_free) if x_is_lhs else len(y_free)
+    # Axes of ct: batch, lhs free, rhs free.
+    ct_x_free = [nb + i for i in range(len(x_free))] if x_is_lhs else [nb + n_lhs_free + i for i in range(len(x_free))]
+    ct_y_free = [nb + len(x_free) + i for i in range(len(y_free))] if x_is_lhs else [nb + i for i in range(len(y_free))]
+    ct_batch = list(range(nb))
+    y_contract_sorted = sorted(yc)  # the dot's y-side result axes come in y's axis order
+
+    def layout(order: str) -> list[int]:
+        """Permutation taking the dot's result axes to x's axes, for result axis order ``order``."""
+        positions: dict[int, int] = {}
+        for k, a in enumerate(xb):
+            positions[a] = k
+        free_base = nb if order == "ct_first" else nb + len(yc)
+        contract_base = nb + len(x_free) if order == "ct_first" else nb
+        for k, a in enumerate(x_free):
+            positions[a] = free_base + k
+        for a, paired in zip(xc, yc):
+            positions[a] = contract_base + y_contract_sorted.index(paired)
+        return [positions[a] for a in range(x.ndim)]
+
+    ct_first = layout("ct_first")
+    if ct_first == sorted(ct_first):
+        out = dot_general(ct, y, (tuple(ct_y_free), tuple(y_free)), (tuple(ct_batch), tuple(yb)))
+        return S.reshape(out, x.shape, x.dims)
+    y_first = layout("y_first")
+    if y_first == sorted(y_first):
+        out = dot_general(y, ct, (tuple(y_free), tuple(ct_y_free)), (tuple(yb), tuple(ct_batch)))
+        return S.reshape(out, x.shape, x.dims)
+    out = dot_general(ct, y, (tuple(ct_y_free), tuple(y_free)), (tuple(ct_batch), tuple(yb)))
+    del ct_x_free
+    return S.reshape(S.transpose(out, ct_first), x.shape, x.dims)
+
+
+@dot_general_p.def_vjp
+def _dot_general_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Sequence[bool], *, contracting: Dims,
+    batch: Dims,
+) -> Any:
+    (ct,) = cts
+    lhs, rhs = primals
+    if isinstance(ct, Zero) or not dtypes.is_float(lhs.aval.dtype):
+        return (Zero(lhs.aval), Zero(rhs.aval))
+    ct_lhs = _cotangent_for(ct, lhs.aval, rhs, True, contracting, batch) if wants[0] else Zero(lhs.aval)
+    ct_rhs = _cotangent_for(ct, rhs.aval, lhs, False, contracting, batch) if wants[1] else Zero(rhs.aval)
+    return (ct_lhs, ct_rhs)
+
+
+@dot_general_p.def_batch
+def _dot_general_batch(args: Sequence[Atom], dims: Sequence[int | None], *, contracting: Dims, batch: Dims) -> Any:
+    lhs, rhs = args
+    dl, dr = dims
+    (lc, rc), (lb, rb) = contracting, batch
+
+    def shift(axes: Sequence[int], d: int | None) -> tuple[int, ...]:
+        return tuple(a + (d is not None and a >= d) for a in axes)
+
+    lc2, lb2, rc2, rb2 = shift(lc, dl), shift(lb, dl), shift(rc, dr), shift(rb, dr)
+    if dl is not None and dr is not None:
+        out = dot_general(lhs, rhs, (lc2, rc2), ((dl, *lb2), (dr, *rb2)))
+        return out, 0
+    nb = len(lb)
+    if dl is not None:
+        free = _free_axes(lhs.aval.ndim, lc2, lb2)
+        return dot_general(lhs, rhs, (lc2, rc2), (lb2, rb2)), nb + free.index(dl)
+    assert dr is not None
+    free_r = _free_axes(rhs.aval.ndim, rc2, rb2)
+    if free_r == [dr] and nb == 0:
+        # Matrix times a batch of vectors: swap operands so the batch axis leads (row-major result).
+        return dot_general(rhs, lhs, (rc2, lc2), (rb2, lb2)), 0
+    n_lhs_free = len(_free_axes(lhs.aval.ndim, lc, lb))
+    return dot_general(lhs, rhs, (lc2, rc2), (lb2, rb2)), nb + n_lhs_free + free_r.index(dr)

@@ -1,0 +1,71 @@
+"""Shared checks for shape rules: dim-name unification, axis normalization, operand descriptions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import dtypes
+from .errors import DTypeError, ShapeError
+from .ir import Aval, DimName
+
+
+def describe(avals: Sequence[Aval]) -> str:
+    return ", ".join(str(a) for a in avals)
+
+
+def unify_axis(op: str, avals: Sequence[Aval], axes: Sequence[int]) -> DimName:
+    """The dim name shared by ``avals[i].shape[axes[i]]``: sizes must agree, and named dims must share a name."""
+    size = None
+    name: DimName = None
+    for aval, axis in zip(avals, axes):
+        n, d = aval.shape[axis], aval.dims[axis]
+        if size is not None and n != size:
+            raise ShapeError(f"axis sizes differ ({size} vs {n}) for operands {describe(avals)}", op)
+        size = n
+        if d is not None:
+            if name is not None and d != name:
+                raise ShapeError(
+                    f"dims {name} and {d} are different dims (sizes {n}) in operands {describe(avals)}", op
+                )
+            name = d
+    return name
+
+
+def same_dtype(op: str, avals: Sequence[Aval]) -> None:
+    first = avals[0].dtype
+    for aval in avals[1:]:
+        if aval.dtype != first:
+            raise DTypeError(
+                f"dtypes differ: {describe(avals)}; tensorstage never promotes between array dtypes, "
+                "use .astype(...) to convert explicitly",
+                op,
+            )
+
+
+def elementwise_result(op: str, avals: Sequence[Aval]) -> Aval:
+    """Operands of one shape (rank-0 operands broadcast); dim names unify axis by axis."""
+    shaped = [a for a in avals if a.ndim > 0]
+    if not shaped:
+        return Aval((), avals[0].dtype)
+    ref = shaped[0]
+    for aval in shaped[1:]:
+        if aval.shape != ref.shape:
+            raise ShapeError(f"operand shapes differ: {describe(avals)}", op)
+    dims = tuple(unify_axis(op, shaped, [i] * len(shaped)) for i in range(ref.ndim))
+    return Aval(ref.shape, avals[0].dtype, dims)
+
+
+def check_dtype(op: str, aval: Aval, allowed: frozenset[object] | set[object], what: str) -> None:
+    if aval.dtype not in allowed:
+        raise DTypeError(f"expects {what} operands, got {aval}", op)
+
+
+def normalize_axis(op: str, axis: int, ndim: int, aval: Aval | None = None) -> int:
+    if not -ndim <= axis < ndim:
+        target = f" of {aval}" if aval is not None else ""
+        raise ShapeError(f"axis {axis} is out of range for rank {ndim}{target}", op)
+    return axis % ndim if ndim else 0
+
+
+def short(dtype: object) -> str:
+    return dtypes.short_name(dtype)  # type: ignore[arg-type]

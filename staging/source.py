@@ -1,0 +1,58 @@
+"""Finding the user's source line: the first stack frame outside the tensorstage package."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Final
+
+from .ir import SourceLoc
+
+
+def _library_dirs() -> tuple[str, ...]:
+    staging_dir = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(staging_dir)
+    if os.path.basename(root) == "tensorstage":  # installed from a wheel: one folder holds everything
+        return (root + os.sep,)
+    return tuple(os.path.join(root, d) + os.sep for d in ("dsl", "staging", "lowering", "prelude"))
+
+
+_LIBRARY_DIRS: Final = _library_dirs()
+_is_library: dict[str, bool] = {}
+
+
+def is_library_file(filename: str) -> bool:
+    known = _is_library.get(filename)
+    if known is None:
+        known = (
+            os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+            or filename.startswith("<frozen")
+            or filename.endswith(("contextlib.py", "functools.py"))
+        )
+        _is_library[filename] = known
+    return known
+
+
+def user_location() -> SourceLoc | None:
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not is_library_file(filename):
+            return SourceLoc(_display_path(filename), frame.f_lineno)
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+_display: dict[str, str] = {}
+
+
+def _display_path(filename: str) -> str:
+    shown = _display.get(filename)
+    if shown is None:
+        try:
+            rel = os.path.relpath(filename)
+        except ValueError:
+            rel = filename
+        shown = filename if rel.startswith("..") else rel
+        _display[filename] = shown
+    return shown

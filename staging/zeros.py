@@ -1,0 +1,26 @@
+"""Symbolic zeros for tangents and cotangents: paths that do not depend on the inputs carry no dense zeros."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from .ir import Atom, Aval
+
+
+class Zero:
+    """A known-zero tangent or cotangent of the given type; never materialized unless a rule must."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: Aval) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval})"
+
+
+MaybeZero: TypeAlias = "Atom | Zero"
+
+
+def is_zero(x: object) -> bool:
+    return isinstance(x, Zero)
