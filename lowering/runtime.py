@@ -58,7 +58,7 @@ def result_handler(shape: tuple[int, ...], dtype: np.dtype[Any], device: Any) ->
 
 def device_put(host: np.ndarray[Any, Any], device: Any) -> Any:
     """Copy a host array to ``device``. Always copies: a zero-copy alias would see later host mutations."""
-    data = np.ascontiguousarray(host)
+    data = host if host.flags.c_contiguous else np.ascontiguousarray(host)  # ascontiguousarray makes 0-d 1-d
     return xc.batched_device_put(
         buffer_aval(data.shape, data.dtype),
         single_device_sharding(device),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,7 +49,7 @@ def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
 
 
 def _check_nonempty(name: str, x: AnyTensor, axes: tuple[int, ...]) -> None:
-    if any(x.aval.shape[a] == 0 for a in axes):
+    if builtins.any(x.aval.shape[a] == 0 for a in axes):
         raise shape_error(name, f"{name} of an empty axis of {x.aval} has no identity")
 
 

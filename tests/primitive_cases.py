@@ -1,0 +1,182 @@
+"""Example operands, params and float64 NumPy references for every primitive, keyed by primitive name.
+
+Registry-driven tests (forward numerics here; transforms elsewhere) iterate ``staging.primitive.REGISTRY`` and
+look primitives up in ``CASES``; a primitive without cases fails the coverage test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Reference = Callable[..., Any]
+Maker = Callable[[np.random.Generator, np.dtype[Any]], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Case:
+    make: Maker
+    reference: Reference
+    params: dict[str, Any] = field(default_factory=dict)
+    dtypes: Sequence[str] = ("float32", "float64")
+    label: str = ""
+
+
+def normal(*shape: int) -> Maker:
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        return [_sample(rng, shape, dtype)]
+
+    return make
+
+
+def _sample(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any], positive: bool = False) -> np.ndarray:
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        low = 1 if positive else (-9 if np.issubdtype(dtype, np.signedinteger) else 0)
+        return rng.integers(low, 10, size=shape).astype(dtype)
+    x = rng.standard_normal(shape)
+    return (np.abs(x) + 0.1 if positive else x).astype(dtype)
+
+
+def operands(*shapes: tuple[int, ...], positive: Sequence[int] = ()) -> Maker:
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        return [_sample(rng, s, dtype, i in positive) for i, s in enumerate(shapes)]
+
+    return make
+
+
+def with_first(first: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray], *shapes: tuple[int, ...]) -> Maker:
+    """Operands whose first one has a fixed dtype (a predicate, say) and the rest the case dtype."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        return [first(rng, shapes[0])] + [_sample(rng, s, dtype) for s in shapes[1:]]
+
+    return make
+
+
+def _predicate(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.random(shape) < 0.5
+
+
+def _trunc_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if np.issubdtype(x.dtype, np.integer):
+        return np.trunc(x / y).astype(x.dtype)
+    return x / y
+
+
+def _shift_amounts(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    x = rng.integers(0, 2**31 - 1, size=(3, 4)).astype(dtype)
+    s = rng.integers(0, 32, size=(3, 4)).astype(dtype)
+    return [x, s]
+
+
+def _with_special_values(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    x = rng.standard_normal((2, 5)).astype(dtype)
+    x[0, 1], x[1, 2], x[1, 4] = np.inf, np.nan, -np.inf
+    return [x]
+
+
+def _ties(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    return [rng.integers(-2, 3, size=(3, 4)).astype(dtype), rng.integers(-2, 3, size=(3, 4)).astype(dtype)]
+
+
+def _argmax_ref(x: np.ndarray, *, axis: int, index_dtype: Any) -> np.ndarray:
+    return np.argmax(x, axis=axis)
+
+
+def _argmin_ref(x: np.ndarray, *, axis: int, index_dtype: Any) -> np.ndarray:
+    return np.argmin(x, axis=axis)
+
+
+FLOATS = ("float32", "float64")
+NUMERIC = ("float32", "float64", "int32")
+INTS = ("int32", "uint32")
+UNARY_FLOAT: dict[str, tuple[Reference, bool]] = {
+    "exp": (np.exp, False),
+    "log": (np.log, True),
+    "log1p": (np.log1p, True),
+    "expm1": (np.expm1, False),
+    "tanh": (np.tanh, False),
+    "logistic": (lambda x: 1 / (1 + np.exp(-x)), False),
+    "sin": (np.sin, False),
+    "cos": (np.cos, False),
+    "sqrt": (np.sqrt, True),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), True),
+    "floor": (np.floor, False),
+    "ceil": (np.ceil, False),
+    "round": (np.round, False),
+}
+
+CASES: dict[str, list[Case]] = {
+    "add": [Case(operands((3, 4), (3, 4)), np.add, dtypes=NUMERIC),
+            Case(operands((3, 4), ()), np.add, dtypes=NUMERIC, label="scalar operand")],
+    "sub": [Case(operands((3, 4), (3, 4)), np.subtract, dtypes=NUMERIC),
+            Case(operands((), (2, 2)), np.subtract, label="scalar first")],
+    "mul": [Case(operands((3, 4), (3, 4)), np.multiply, dtypes=NUMERIC)],
+    "div": [Case(operands((3, 4), (3, 4), positive=(1,)), _trunc_div, dtypes=NUMERIC)],
+    "rem": [Case(operands((3, 4), (3, 4), positive=(1,)), np.fmod, dtypes=NUMERIC)],
+    "pow": [Case(operands((3, 4), (3, 4), positive=(0,)), np.power)],
+    "max": [Case(operands((3, 4), (3, 4)), np.maximum, dtypes=NUMERIC)],
+    "min": [Case(operands((3, 4), (3, 4)), np.minimum, dtypes=NUMERIC)],
+    "neg": [Case(normal(3, 4), np.negative, dtypes=NUMERIC)],
+    "abs": [Case(normal(3, 4), np.abs, dtypes=NUMERIC)],
+    "sign": [Case(normal(3, 4), np.sign, dtypes=NUMERIC)],
+    "integer_pow": [Case(normal(3, 4), lambda x, y: x**y, {"y": 3}, dtypes=NUMERIC),
+                    Case(operands((5,), positive=(0,)), lambda x, y: x**-2.0, {"y": -2}, label="negative"),
+                    Case(normal(2), lambda x, y: np.ones_like(x), {"y": 0}, label="zero")],
+    **{
+        name: [Case(operands((3, 4), positive=(0,) if positive else ()), ref)]
+        for name, (ref, positive) in UNARY_FLOAT.items()
+    },
+    **{
+        name: [Case(_ties, ref, dtypes=NUMERIC)]
+        for name, ref in {
+            "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+            "ge": np.greater_equal,
+        }.items()
+    },
+    "and": [Case(operands((3, 4), (3, 4)), np.bitwise_and, dtypes=("bool", "int32"))],
+    "or": [Case(operands((3, 4), (3, 4)), np.bitwise_or, dtypes=("bool", "int32"))],
+    "xor": [Case(operands((3, 4), (3, 4)), np.bitwise_xor, dtypes=("bool", "int32"))],
+    "not": [Case(normal(3, 4), np.invert, dtypes=("bool", "int32", "uint32"))],
+    "is_finite": [Case(_with_special_values, np.isfinite)],
+    "shift_left": [Case(_shift_amounts, lambda x, s: np.left_shift(x, s), dtypes=INTS)],
+    "shift_right_logical": [
+        Case(_shift_amounts, lambda x, s: (x.view(np.uint32) >> s.view(np.uint32)).view(x.dtype), dtypes=INTS)
+    ],
+    "select": [Case(with_first(_predicate, (3, 4), (3, 4), (3, 4)), np.where, dtypes=NUMERIC)],
+    "clamp": [Case(operands((), (3, 4), ()), lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), dtypes=NUMERIC)],
+    "convert": [
+        Case(normal(3, 4), lambda x, new_dtype: np.trunc(x).astype(np.int32), {"new_dtype": np.dtype(np.int32)}),
+        Case(normal(3, 4), lambda x, new_dtype: x.astype(np.float64), {"new_dtype": np.dtype(np.float64)},
+             dtypes=("float32", "int32")),
+        Case(normal(3, 4), lambda x, new_dtype: x != 0, {"new_dtype": np.dtype(np.bool_)}, dtypes=NUMERIC),
+    ],
+    "broadcast_in_dim": [
+        Case(normal(3), lambda x, **p: np.broadcast_to(x[None, :, None], (2, 3, 4)),
+             {"shape": (2, 3, 4), "broadcast_dimensions": (1,), "names": (None, None, None)}, dtypes=NUMERIC),
+    ],
+    "reshape": [Case(normal(3, 4), lambda x, **p: x.reshape(2, 6), {"new_sizes": (2, 6), "names": (None, None)},
+                     dtypes=NUMERIC)],
+    "transpose": [Case(normal(2, 3, 4), lambda x, permutation: x.transpose(permutation), {"permutation": (2, 0, 1)},
+                       dtypes=NUMERIC)],
+    "reduce_sum": [Case(normal(3, 4, 5), lambda x, axes: x.sum(axis=axes), {"axes": (0, 2)}, dtypes=NUMERIC)],
+    "reduce_max": [Case(normal(3, 4), lambda x, axes: x.max(axis=axes), {"axes": (1,)}, dtypes=NUMERIC)],
+    "reduce_min": [Case(normal(3, 4), lambda x, axes: x.min(axis=axes), {"axes": (0, 1)}, dtypes=NUMERIC)],
+    "reduce_prod": [Case(normal(3, 4), lambda x, axes: x.prod(axis=axes), {"axes": (0,)}, dtypes=NUMERIC)],
+    "argmax": [Case(lambda rng, dtype: _ties(rng, dtype)[:1], _argmax_ref, {"axis": 1, "index_dtype": np.dtype(np.int32)},
+                    dtypes=NUMERIC, label="ties pick the first")],
+    "argmin": [Case(normal(3, 4), _argmin_ref, {"axis": 0, "index_dtype": np.dtype(np.int32)}, dtypes=NUMERIC)],
+    "dot_general": [
+        Case(operands((3, 4), (4, 5)), lambda a, b, **p: a @ b, {"contracting": ((1,), (0,)), "batch": ((), ())},
+             dtypes=NUMERIC, label="matmul"),
+        Case(operands((2, 3, 4), (2, 5, 4)), lambda a, b, **p: np.einsum("bik,bjk->bij", a, b),
+             {"contracting": ((2,), (2,)), "batch": ((0,), (0,))}, label="batched"),
+        Case(operands((4,), (4,)), lambda a, b, **p: a @ b, {"contracting": ((0,), (0,)), "batch": ((), ())},
+             label="vector"),
+    ],
+}
