@@ -15,10 +15,15 @@ from .pytree import register_pytree_node, tree_map
 from .signature import Spec
 from .staging.errors import ConcretizationError, DTypeError, ShapeError, StagingError, TransformError
 from .tensor import Tensor
+from .batching import vmap
+from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
+from .control_flow import cond, fori_loop, scan, switch, while_loop
 from . import numpy
+from . import nn, optim, random
 from . import tensor as _tensor
 
-_tensor._tnp = numpy  # Tensor's operators forward to the op library, which is defined in terms of Tensor
+_tensor._tnp = numpy  # type: ignore[attr-defined]  # Tensor's operators forward to the op library, which is defined in terms of Tensor
 del _lowering, _staging, _tensor
 
 __version__ = "0.1.0"
@@ -28,4 +33,8 @@ __all__ = [
     "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "default_device", "device_put", "devices", "f16",
     "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
+    "vmap", "nn", "optim", "random",
+    "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "stop_gradient",
+    "value_and_grad", "vjp",
+    "cond", "fori_loop", "scan", "switch", "while_loop",
 ]

@@ -15,6 +15,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import pytree
+from .dispatch import Unsupported, call_key
 from .array import Array, Device, as_host_array, default_device, devices
 from .lowering import backend, emit, runtime
 from .signature import (
@@ -26,7 +27,7 @@ from .signature import (
     function_annotations,
 )
 from .staging import dtypes as _dt
-from .staging.builder import is_staging
+from .staging.builder import _STACK as _STAGING
 from .staging.errors import DTypeError, ShapeError
 from .staging.ir import Aval, Graph, SourceLoc
 from .staging.source import user_location
@@ -108,7 +109,7 @@ class Program(Generic[P, R]):
         check_annotations: bool = True,
     ) -> None:
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "program")
+        self.name: str = name or str(getattr(fn, "__name__", "program"))
         self.static_argnums = tuple(static_argnums)
         self.donate_argnums = tuple(donate_argnums)
         self.device = device
@@ -117,16 +118,40 @@ class Program(Generic[P, R]):
         self.check_annotations = check_annotations
         self._cache: OrderedDict[Hashable, Compiled[P, R]] = OrderedDict()
         self._cache_size = cache_size
+        # Fast-path keys (see dispatch.py) of calls already validated against a cached Compiled.
+        self._dispatch: dict[Hashable, Compiled[P, R]] = {}
+        self._static_set = frozenset(self.static_argnums)
         self.recompile_reasons: list[str] = []
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
         return f"<Program {self.name}>"
 
     # ------------------------------------------------------------------------------- the convenient path
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        if is_staging():
+        if _STAGING:
             return self.fn(*args, **kwargs)  # a program called inside another program inlines
+        if not kwargs and not self._static_set:  # the commonest call, all positional Arrays, inlined
+            parts: list[Hashable] = [len(args)]
+            for arg in args:
+                if type(arg) is not Array:
+                    break
+                parts.append(arg._aval)
+            else:
+                compiled = self._dispatch.get(tuple(parts))
+                if compiled is not None:
+                    return compiled.run(args)  # type: ignore[no-any-return]
+        try:
+            key, dynamic = call_key(args, kwargs, self._static_set, self.scalars_dynamic)
+            compiled = self._dispatch.get(key)
+        except (Unsupported, TypeError):  # TypeError: an unhashable static; the general path explains it
+            return self._call_general(args, kwargs, None)
+        if compiled is None:
+            return self._call_general(args, kwargs, key)
+        return compiled.run(dynamic)  # type: ignore[no-any-return]
+
+    def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Hashable | None) -> R:
+        """Flatten, look up (or stage and compile) by signature, validate every argument, run."""
         leaves, treedef = pytree.flatten((self._mark_static(args), kwargs))
         signature = Signature(treedef, leaves, self.scalars_dynamic)
         compiled = self._cache.get(signature.key)
@@ -134,7 +159,12 @@ class Program(Generic[P, R]):
             compiled = self._compile_for(signature, leaves)
         else:
             self._cache.move_to_end(signature.key)
-        return compiled.call_flat(leaves)  # type: ignore[return-value]
+        out = compiled.call_flat(leaves)  # raises before running if an argument does not fit
+        if key is not None:
+            if len(self._dispatch) >= 4 * self._cache_size:
+                self._dispatch.clear()  # many keys per signature (e.g. dim names): start over, stay bounded
+            self._dispatch[key] = compiled
+        return out  # type: ignore[no-any-return]
 
     def _mark_static(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if not self.static_argnums:
@@ -147,13 +177,30 @@ class Program(Generic[P, R]):
         staged = self._stage_signature(signature, leaves, user_location())
         compiled = staged.compile(device=self.device)
         self._cache[signature.key] = compiled
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        compiled._used[0] = True  # never evict the program being added
+        self._evict()
         return compiled
 
+    def _evict(self) -> None:
+        """Drop least recently used programs beyond the bound (fast-path calls mark theirs used: CLOCK)."""
+        evicted = []
+        while len(self._cache) > self._cache_size:
+            key, oldest = next(iter(self._cache.items()))
+            if oldest._used[0]:
+                oldest._used[0] = False  # used since the last sweep: a second chance
+                self._cache.move_to_end(key)
+                continue
+            del self._cache[key]
+            evicted.append(oldest)
+        if evicted:
+            self._dispatch = {k: c for k, c in self._dispatch.items() if all(c is not e for e in evicted)}
+
     def _explain_miss(self, signature: Signature) -> str:
-        treedef, statics, avals, _ = signature.key  # type: ignore[misc]
+        treedef, statics, avals, _ = signature.key
         for key in self._cache:
+            old_tree: Any
+            old_statics: Any
+            old_avals: Any
             old_tree, old_statics, old_avals, _ = key  # type: ignore[misc]
             if old_tree != treedef:
                 return f"argument structure changed: {old_tree!r} -> {treedef!r}"
@@ -369,8 +416,10 @@ class Staged(Generic[P, R]):
     def compile(self, device: str | Device = "cpu") -> Compiled[P, R]:
         target = devices(device)[0] if isinstance(device, str) else device
         text = self.stablehlo()
-        executable = backend.compile_module(text, [target.xla])
-        return Compiled(self, executable, target, text)
+        executable, from_disk = backend.compile_module_cached(text, [target.xla])
+        compiled = Compiled(self, executable, target, text)
+        compiled.from_disk_cache = from_disk
+        return compiled
 
 
 # ----------------------------------------------------------------------------------------------- Compiled
@@ -389,10 +438,17 @@ class Compiled(Generic[P, R]):
         self._out_tree = staged.out_tree
         self._signature = staged.signature
         self._dynamic = staged.signature.dynamic
-        self._expected = [a for a in staged.signature.avals]
+        self._expected = staged.signature.avals
+        in_layouts = tuple((a.dtype, a.shape) for a in self.in_avals)
         self._handlers = [runtime.result_handler(a.shape, a.dtype, device.xla) for a in self.out_avals]
         self._execute = executable.execute_sharded
-        self._donated = set(staged._donated_inputs())
+        # Set by every run; the owning Program's cache eviction reads and clears it (a list: see _runner).
+        self._used = [False]
+        self.from_disk_cache = False  # True when the executable was deserialized from the persistent cache
+        # Executes on already-validated dynamic leaves; ``call_flat`` is the checked entry point.
+        self.run: Callable[[Sequence[Any]], Any] = _runner(
+            self._execute, self._handlers, self.out_avals, self._out_tree, in_layouts, device.xla, self._used
+        )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         leaves, treedef = pytree.flatten((self.staged.program._mark_static(args), kwargs))
@@ -404,44 +460,37 @@ class Compiled(Generic[P, R]):
         for leaf, static, dyn in zip(leaves, self._signature.statics, self._dynamic):
             if not dyn and _static_key(leaf) != _static_key(static):
                 raise TypeError(f"{self.staged.program.name}: static argument {leaf!r} differs from {static!r}")
-        return self.call_flat(leaves)  # type: ignore[return-value]
+        return self.call_flat(leaves)  # type: ignore[no-any-return]
 
     def call_flat(self, leaves: Sequence[Any]) -> Any:
-        buffers = []
-        device = self.device.xla
-        for i, (leaf, expected) in enumerate(zip(leaves, self._expected)):
+        """Run on all flattened leaves (static ones are skipped) after checking every dynamic one."""
+        return self.run(self._checked(leaves))
+
+    def _checked(self, leaves: Sequence[Any]) -> list[Any]:
+        """The dynamic leaves, each checked against its expected shape and dtype (jaxlib checks only sizes)."""
+        dynamic = []
+        for index, (leaf, expected) in enumerate(zip(leaves, self._expected)):
             if expected is None:
                 continue
-            buffers.append(self._buffer_for(i, leaf, expected, device))
-        outs = self._execute(buffers).consume_with_handlers(self._handlers)
-        arrays = [Array(buf, aval) for buf, aval in zip(outs, self.out_avals)]
-        if self._donated:
-            for i, leaf in enumerate(leaf for leaf, e in zip(leaves, self._expected) if e is not None):
-                if i in self._donated and isinstance(leaf, Array):
-                    pass  # XLA deleted the donated buffer; the Array reports is_deleted()
-        return pytree.unflatten(self._out_tree, arrays)
-
-    def _buffer_for(self, index: int, leaf: Any, expected: Aval, device: Any) -> Any:
-        if isinstance(leaf, Array):
-            aval = leaf.aval
-            if aval.shape != expected.shape or aval.dtype != expected.dtype:
-                self._mismatch(index, aval, expected)
-            buffer = leaf.buffer
-            if buffer._sharding._internal_device_list[0] != device:
-                buffer = runtime.device_copy(buffer, device)
-            return buffer
-        if isinstance(leaf, (np.ndarray, np.generic)):
-            if leaf.shape != expected.shape or leaf.dtype != expected.dtype:
-                self._mismatch(index, Aval(leaf.shape, np.dtype(leaf.dtype)), expected)
-            return runtime.device_put(np.asarray(leaf), device)
-        if type(leaf) in (float, int, bool) and self._signature.weak[index]:
-            kind_ok = _dt.is_float(expected.dtype) or type(leaf) is not float
-            if not kind_ok:
-                self._mismatch(index, _leaf_aval(leaf), expected)
-            return runtime.device_put(np.asarray(leaf, dtype=expected.dtype), device)
-        if isinstance(leaf, Tensor):
-            raise TypeError(f"{self.staged.program.name}: argument {index} is a staged value; call it inside staging")
-        raise TypeError(f"{self.staged.program.name}: argument {index} must be an array, got {type(leaf).__name__}")
+            kind = type(leaf)
+            if kind is Array or isinstance(leaf, Array):
+                aval = leaf.aval
+                if aval is not expected and (aval.shape != expected.shape or aval.dtype != expected.dtype):
+                    self._mismatch(index, aval, expected)
+            elif kind is np.ndarray or isinstance(leaf, (np.ndarray, np.generic)):
+                if leaf.shape != expected.shape or leaf.dtype != expected.dtype:
+                    self._mismatch(index, Aval(leaf.shape, np.dtype(leaf.dtype)), expected)
+            elif kind in (float, int, bool) and self._signature.weak[index]:
+                if kind is float and not _dt.is_float(expected.dtype):
+                    self._mismatch(index, _leaf_aval(leaf), expected)
+            elif isinstance(leaf, Tensor):
+                raise TypeError(f"{self.staged.program.name}: argument {index} is a staged value; call it inside staging")
+            else:
+                raise TypeError(
+                    f"{self.staged.program.name}: argument {index} must be an array, got {type(leaf).__name__}"
+                )
+            dynamic.append(leaf)
+        return dynamic
 
     def _mismatch(self, index: int, got: Aval, expected: Aval) -> None:
         names, _, _ = function_annotations(self.staged.program.fn)
@@ -466,6 +515,56 @@ class Compiled(Generic[P, R]):
         ins = ", ".join(str(a) for a in self.in_avals)
         outs = ", ".join(str(a) for a in self.out_avals)
         return f"<Compiled {self.staged.program.name}({ins}) -> ({outs}) on {self.device}>"
+
+
+def _runner(
+    execute: Callable[[list[Any]], Any],
+    handlers: list[Any],
+    out_avals: tuple[Aval, ...],
+    out_tree: pytree.TreeDef,
+    in_layouts: tuple[tuple[np.dtype[Any], tuple[int, ...]], ...],
+    device: Any,
+    used: list[bool],
+) -> Callable[[Sequence[Any]], Any]:
+    """The per-call work of a Compiled as one closure over everything it needs (no attribute lookups, and no
+    reference back to the Compiled, so dropping a Compiled frees its executable at once)."""
+    sharding = runtime.single_device_sharding(device)
+    devices = [device]
+    in_buffer_avals = [runtime.buffer_aval(shape, dtype) for dtype, shape in in_layouts]
+    single_out = out_tree == pytree.LEAF
+    out_aval = out_avals[0] if single_out else None
+    flat_tuple_out = out_tree.kind == "tuple" and all(c == pytree.LEAF for c in out_tree.children)
+    new_array = Array
+
+    def transfer(leaf: Any, aval: runtime.BufferAval) -> Any:
+        if type(leaf) is np.ndarray:  # the caller's memory itself is the source of the one copy
+            return runtime.put_contiguous(np.ascontiguousarray(leaf), aval, sharding, devices)
+        if isinstance(leaf, Array):
+            buffer = leaf.buffer
+            if buffer._sharding is sharding or buffer._sharding._internal_device_list[0] == device:
+                return buffer
+            return runtime.device_copy(buffer, device)
+        host = np.ascontiguousarray(leaf, dtype=aval.dtype)  # scalars take their (checked) dtype
+        return runtime.put_contiguous(host, aval, sharding, devices)
+
+    def run(dynamic: Sequence[Any]) -> Any:
+        buffers = []
+        for leaf in dynamic:
+            if type(leaf) is new_array and (buffer := leaf.buffer)._sharding is sharding:
+                buffers.append(buffer)
+            else:  # host data, or arrays on another device
+                buffers = [transfer(leaf, aval) for leaf, aval in zip(dynamic, in_buffer_avals, strict=True)]
+                break
+        used[0] = True
+        outs = execute(buffers).consume_with_handlers(handlers)
+        if out_aval is not None:
+            return new_array(outs[0], out_aval)
+        arrays: list[Array[Any]] = [new_array(buf, aval) for buf, aval in zip(outs, out_avals)]
+        if flat_tuple_out:
+            return tuple(arrays)
+        return pytree.unflatten(out_tree, arrays)
+
+    return run
 
 
 def default_device_name() -> str:

@@ -81,7 +81,7 @@ def tensor_spec(annotation: Any) -> TensorSpec | None:
             dtype = dtype_arg.numpy
         category = dtype_arg
     elif isinstance(dtype_arg, typing.TypeVar) and inspect.isclass(dtype_arg.__bound__):
-        category = dtype_arg.__bound__
+        category = typing.cast(type[DType], dtype_arg.__bound__)
     dims: list[DimSpec] = []
     variadic = False
     for arg in dim_args:

@@ -8,12 +8,14 @@ value (a variable of the graph being staged) or an ``Array`` (a device buffer). 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
+from .dims import Dim
 from .dtypes import DType, bool_
+from .shape_typing import arg_reduction_method, matrix_transpose_attr, reduction_method, transpose_attr
 from .staging.errors import ConcretizationError
 from .staging.ir import Atom, Aval, format_dims
 from .staging.source import user_location
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from .prelude.numpy.indexing import AtIndexer
 
 DT = TypeVar("DT", bound=DType)
+DT2 = TypeVar("DT2", bound=DType)
 Shape = TypeVarTuple("Shape")
 S = TypeVarTuple("S")
 K = TypeVar("K")
@@ -29,7 +32,7 @@ N = TypeVar("N")
 M = TypeVar("M")
 
 Scalar = int | float
-AnyShape = Unpack[tuple[Any, ...]]
+AnyShape = tuple[Any, ...]  # ``Unpack[AnyShape]``: an open shape (any rank, any dims)
 
 
 class Tensor(Generic[DT, Unpack[Shape]]):
@@ -70,86 +73,133 @@ class Tensor(Generic[DT, Unpack[Shape]]):
         return self.aval.shape[0]
 
     # ------------------------------------------------------------------------------------------ arithmetic
+    # Operands must have the same dtype (Python scalars adopt it). Shapes: equal, a rank-0 tensor, or a trailing
+    # (K,) / (M, K) that broadcasts against the other operand's last axes. Other broadcasts (size-1 axes) need the
+    # mypy plugin, which replaces these overloads with NumPy's rule minus the (N,) vs (N, 1) trap.
     @overload
-    def __add__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __add__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
     def __add__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
-    def __add__(self, other: Tensor[DT]) -> Tensor[DT, Unpack[Shape]]: ...
+    def __add__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __add__(self, other: Any) -> Any:
         return _tnp.add(self, other)
 
     @overload
-    def __radd__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __radd__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
-    def __radd__(self: Tensor[DT, K], other: Tensor[DT, Unpack[S], K]) -> Tensor[DT, Unpack[S], K]: ...
+    def __radd__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __radd__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __radd__(self, other: Any) -> Any:
         return _tnp.add(other, self)
 
     @overload
-    def __sub__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __sub__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
     def __sub__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
-    def __sub__(self, other: Tensor[DT]) -> Tensor[DT, Unpack[Shape]]: ...
+    def __sub__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __sub__(self, other: Any) -> Any:
         return _tnp.subtract(self, other)
 
     @overload
-    def __rsub__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __rsub__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
-    def __rsub__(self: Tensor[DT, K], other: Tensor[DT, Unpack[S], K]) -> Tensor[DT, Unpack[S], K]: ...
+    def __rsub__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rsub__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __rsub__(self, other: Any) -> Any:
         return _tnp.subtract(other, self)
 
     @overload
-    def __mul__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __mul__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
     def __mul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
-    def __mul__(self, other: Tensor[DT]) -> Tensor[DT, Unpack[Shape]]: ...
+    def __mul__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __mul__(self, other: Any) -> Any:
         return _tnp.multiply(self, other)
 
     @overload
-    def __rmul__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __rmul__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
-    def __rmul__(self: Tensor[DT, K], other: Tensor[DT, Unpack[S], K]) -> Tensor[DT, Unpack[S], K]: ...
+    def __rmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rmul__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __rmul__(self, other: Any) -> Any:
         return _tnp.multiply(other, self)
 
     @overload
-    def __truediv__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __truediv__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
     def __truediv__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
-    def __truediv__(self, other: Tensor[DT]) -> Tensor[DT, Unpack[Shape]]: ...
+    def __truediv__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __truediv__(self, other: Any) -> Any:
         return _tnp.true_divide(self, other)
 
     @overload
-    def __rtruediv__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    def __rtruediv__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
-    def __rtruediv__(self: Tensor[DT, K], other: Tensor[DT, Unpack[S], K]) -> Tensor[DT, Unpack[S], K]: ...
+    def __rtruediv__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rtruediv__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __rtruediv__(self, other: Any) -> Any:
         return _tnp.true_divide(other, self)
 
-    def __floordiv__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __floordiv__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __floordiv__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __floordiv__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __floordiv__(self, other: Any) -> Any:
         return _tnp.floor_divide(self, other)
 
-    def __rfloordiv__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __rfloordiv__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rfloordiv__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rfloordiv__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rfloordiv__(self, other: Any) -> Any:
         return _tnp.floor_divide(other, self)
 
-    def __mod__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __mod__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __mod__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __mod__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __mod__(self, other: Any) -> Any:
         return _tnp.mod(self, other)
 
-    def __rmod__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __rmod__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rmod__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rmod__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rmod__(self, other: Any) -> Any:
         return _tnp.mod(other, self)
 
-    def __pow__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __pow__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __pow__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __pow__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __pow__(self, other: Any) -> Any:
         return _tnp.power(self, other)
 
-    def __rpow__(self, other: Scalar) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __rpow__(self, other: Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rpow__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rpow__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rpow__(self, other: Any) -> Any:
         return _tnp.power(other, self)
 
     def __neg__(self) -> Tensor[DT, Unpack[Shape]]:
@@ -164,77 +214,160 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __invert__(self) -> Tensor[DT, Unpack[Shape]]:
         return _tnp.invert(self)
 
-    def __and__(self, other: Tensor[DT, Unpack[Shape]] | bool | int) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __and__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __and__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __and__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __and__(self, other: Any) -> Any:
         return _tnp.bitwise_and(self, other)
 
-    def __rand__(self, other: bool | int) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __rand__(self, other: Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rand__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rand__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rand__(self, other: Any) -> Any:
         return _tnp.bitwise_and(other, self)
 
-    def __or__(self, other: Tensor[DT, Unpack[Shape]] | bool | int) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __or__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __or__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __or__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __or__(self, other: Any) -> Any:
         return _tnp.bitwise_or(self, other)
 
-    def __ror__(self, other: bool | int) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __ror__(self, other: Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __ror__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __ror__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __ror__(self, other: Any) -> Any:
         return _tnp.bitwise_or(other, self)
 
-    def __xor__(self, other: Tensor[DT, Unpack[Shape]] | bool | int) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __xor__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __xor__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __xor__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __xor__(self, other: Any) -> Any:
         return _tnp.bitwise_xor(self, other)
 
-    def __rxor__(self, other: bool | int) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __rxor__(self, other: Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rxor__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rxor__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rxor__(self, other: Any) -> Any:
         return _tnp.bitwise_xor(other, self)
 
     # ----------------------------------------------------------------------------------------- comparisons
-    def __lt__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[bool_, Unpack[Shape]]:
+    @overload
+    def __lt__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    @overload
+    def __lt__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
+    @overload
+    def __lt__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[bool_, Unpack[S], M, K]: ...
+    def __lt__(self, other: Any) -> Any:
         return _tnp.less(self, other)
 
-    def __le__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[bool_, Unpack[Shape]]:
+    @overload
+    def __le__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    @overload
+    def __le__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
+    @overload
+    def __le__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[bool_, Unpack[S], M, K]: ...
+    def __le__(self, other: Any) -> Any:
         return _tnp.less_equal(self, other)
 
-    def __gt__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[bool_, Unpack[Shape]]:
+    @overload
+    def __gt__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    @overload
+    def __gt__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
+    @overload
+    def __gt__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[bool_, Unpack[S], M, K]: ...
+    def __gt__(self, other: Any) -> Any:
         return _tnp.greater(self, other)
 
-    def __ge__(self, other: Tensor[DT, Unpack[Shape]] | Scalar) -> Tensor[bool_, Unpack[Shape]]:
+    @overload
+    def __ge__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    @overload
+    def __ge__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
+    @overload
+    def __ge__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[bool_, Unpack[S], M, K]: ...
+    def __ge__(self, other: Any) -> Any:
         return _tnp.greater_equal(self, other)
 
     def __eq__(self, other: object) -> Tensor[bool_, Unpack[Shape]]:  # type: ignore[override]
-        return _tnp.equal(self, other)
+        return _tnp.equal(self, other)  # type: ignore[call-overload, no-any-return]  # any object compares
 
     def __ne__(self, other: object) -> Tensor[bool_, Unpack[Shape]]:  # type: ignore[override]
-        return _tnp.not_equal(self, other)
+        return _tnp.not_equal(self, other)  # type: ignore[call-overload, no-any-return]
 
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, so they cannot be dict keys
 
     # -------------------------------------------------------------------------------------------- matmul
+    # Only the contracted axes are matched, so a weight used the wrong way round ((Out, In) where (In, Out) is
+    # expected) is a type error even when In and Out have the same size.
     @overload
-    def __matmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K, N]) -> Tensor[DT, Unpack[S], N]: ...
+    def __matmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K, N]) -> Tensor[DT, Unpack[S], N]: ...  # type: ignore[overload-overlap]
     @overload
     def __matmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __matmul__(self: Tensor[DT, K], other: Tensor[DT, Unpack[S], K, N]) -> Tensor[DT, Unpack[S], N]: ...
+    @overload
+    def __matmul__(
+        self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, Unpack[S], K, N]
+    ) -> Tensor[DT, Unpack[S], M, N]: ...
     def __matmul__(self, other: Any) -> Any:
-        return _tnp.matmul(self, other)
+        return _tnp.matmul(self, other)  # type: ignore[arg-type]  # the overloads above already checked it
 
-    def __rmatmul__(self, other: Any) -> Any:
-        return _tnp.matmul(other, self)
+    def __rmatmul__(self, other: np.ndarray[Any, Any]) -> Tensor[DT, Unpack[AnyShape]]:
+        # Only NumPy arrays: accepting any left operand would make mypy accept every failed ``x @ w``.
+        return _tnp.matmul(other, self)  # type: ignore[call-overload, no-any-return]
 
     # ----------------------------------------------------------------------------------- shape methods
-    @property
-    def T(self) -> Tensor[DT, AnyShape]:  # noqa: N802 - NumPy's name
-        return _tnp.transpose(self)
+    T = transpose_attr()
+    mT = matrix_transpose_attr()  # noqa: N815 - NumPy's name
 
-    @property
-    def mT(self) -> Tensor[DT, AnyShape]:  # noqa: N802 - NumPy's name
-        return _tnp.swapaxes(self, -1, -2)
-
-    def reshape(self, *shape: Any) -> Tensor[DT, AnyShape]:
+    def reshape(self, *shape: int | type[Dim] | tuple[int | type[Dim], ...]) -> Tensor[DT, Unpack[AnyShape]]:
+        """NumPy reshape; Dim classes name the result axes (the mypy plugin then types the result)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _tnp.reshape(self, shape)
+        return _tnp.reshape(self, shape)  # type: ignore[arg-type]
 
-    def transpose(self, *axes: int) -> Tensor[DT, AnyShape]:
+    def transpose(self, *axes: int | type[Dim]) -> Tensor[DT, Unpack[AnyShape]]:
         return _tnp.transpose(self, axes if axes else None)
 
-    def swapaxes(self, axis1: int, axis2: int) -> Tensor[DT, AnyShape]:
+    @overload
+    def swapaxes(
+        self: Tensor[DT, M, K], axis1: Literal[0, -2] | type[M], axis2: Literal[1, -1] | type[K]
+    ) -> Tensor[DT, K, M]: ...
+    @overload
+    def swapaxes(
+        self: Tensor[DT, M, K], axis1: Literal[1, -1] | type[K], axis2: Literal[0, -2] | type[M]
+    ) -> Tensor[DT, K, M]: ...
+    @overload
+    def swapaxes(
+        self: Tensor[DT, Unpack[S], M, K], axis1: Literal[-2] | type[M], axis2: Literal[-1] | type[K]
+    ) -> Tensor[DT, Unpack[S], K, M]: ...
+    @overload
+    def swapaxes(
+        self: Tensor[DT, Unpack[S], M, K], axis1: Literal[-1] | type[K], axis2: Literal[-2] | type[M]
+    ) -> Tensor[DT, Unpack[S], K, M]: ...
+    @overload
+    def swapaxes(self, axis1: int | type[Dim], axis2: int | type[Dim]) -> Tensor[DT, Unpack[AnyShape]]: ...
+    def swapaxes(self, axis1: Any, axis2: Any) -> Any:
         return _tnp.swapaxes(self, axis1, axis2)
 
-    def squeeze(self, axis: Any = None) -> Tensor[DT, AnyShape]:
+    def squeeze(self, axis: int | type[Dim] | tuple[int | type[Dim], ...] | None = None) -> Tensor[DT, Unpack[AnyShape]]:
         return _tnp.squeeze(self, axis)
 
     def flatten(self) -> Tensor[DT, Any]:
@@ -243,39 +376,27 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def ravel(self) -> Tensor[DT, Any]:
         return _tnp.reshape(self, (-1,))
 
-    def astype(self, dtype: type[DType] | Any) -> Tensor[Any, Unpack[Shape]]:
+    @overload
+    def astype(self, dtype: type[DT2]) -> Tensor[DT2, Unpack[Shape]]: ...
+    @overload
+    def astype(self, dtype: Any) -> Tensor[Any, Unpack[Shape]]: ...
+    def astype(self, dtype: Any) -> Any:
         return _tnp.astype(self, dtype)
 
     # ------------------------------------------------------------------------------------------- reductions
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.min(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.prod(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.var(self, axis=axis, keepdims=keepdims)
-
-    def std(self, axis: Any = None, keepdims: bool = False) -> Tensor[DT, AnyShape]:
-        return _tnp.std(self, axis=axis, keepdims=keepdims)
-
-    def argmax(self, axis: Any = None) -> Tensor[Any, AnyShape]:
-        return _tnp.argmax(self, axis=axis)
-
-    def argmin(self, axis: Any = None) -> Tensor[Any, AnyShape]:
-        return _tnp.argmin(self, axis=axis)
+    # ``x.sum(axis=Batch)`` drops Batch from the type; an axis the tensor does not have is a type error.
+    sum = reduction_method("sum")
+    mean = reduction_method("mean")
+    max = reduction_method("max")
+    min = reduction_method("min")
+    prod = reduction_method("prod")
+    var = reduction_method("var")
+    std = reduction_method("std")
+    argmax = arg_reduction_method("argmax")
+    argmin = arg_reduction_method("argmin")
 
     # ------------------------------------------------------------------------------------------- indexing
-    def __getitem__(self, index: Any) -> Tensor[DT, AnyShape]:
+    def __getitem__(self, index: Any) -> Tensor[DT, Unpack[AnyShape]]:
         return _tnp.getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> NoReturn:

@@ -11,6 +11,8 @@ from typing import Any
 
 from jaxlib import xla_client as xc
 
+from . import compile_cache
+
 _CUDA_LIBRARIES = (
     ("nvidia/cu13/lib", ("libcudart.so.13", "libnvrtc.so.13", "libcublasLt.so.13", "libcublas.so.13",
                          "libcupti.so.13", "libcusparse.so.12", "libcusolver.so.12", "libcufft.so.12")),
@@ -79,5 +81,14 @@ def client_for(platform: str) -> Any:
 
 
 def compile_module(text: str, devices: Sequence[Any], options: Any | None = None) -> Any:
+    """Compile StableHLO text for ``devices``, through the persistent executable cache when it is enabled."""
+    executable, _ = compile_module_cached(text, devices, options)
+    return executable
+
+
+def compile_module_cached(text: str, devices: Sequence[Any], options: Any | None = None) -> tuple[Any, bool]:
+    """``(executable, loaded_from_disk)``."""
+    device_list = xc.DeviceList(tuple(devices))
+    opts = options if options is not None else xc.CompileOptions()
     client = devices[0].client
-    return client.compile_and_load(text, xc.DeviceList(tuple(devices)), options or xc.CompileOptions())
+    return compile_cache.compile_cached(text, devices, opts, lambda: client.compile_and_load(text, device_list, opts))

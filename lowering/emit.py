@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..staging import dtypes
-from ..staging.ir import Aval, Graph, Literal, SourceLoc
+from ..staging.ir import Aval, Graph, Literal, SourceLoc, Var
 from ..staging.primitive import Primitive
 
 
@@ -37,11 +37,25 @@ def lowers(*primitives: Primitive) -> Callable[[LoweringRule], LoweringRule]:
     return register
 
 
+# Texts reused across ops and modules; bounded so thousands of distinct compiles cannot grow them forever.
+_TEXT_CACHE_LIMIT = 8192
+_TYPE_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any]], str] = {}
+_LOC_TEXT: dict[SourceLoc, str] = {}
+
+
 def tensor_type(aval: Aval) -> str:
-    element = dtypes.mlir_name(aval.dtype)
-    if not aval.shape:
-        return f"tensor<{element}>"
-    return "tensor<" + "x".join(str(n) for n in aval.shape) + f"x{element}>"
+    key = (aval.shape, aval.dtype)
+    text = _TYPE_TEXT.get(key)
+    if text is None:
+        element = dtypes.mlir_name(aval.dtype)
+        if aval.shape:
+            text = "tensor<" + "x".join([str(n) for n in aval.shape]) + f"x{element}>"
+        else:
+            text = f"tensor<{element}>"
+        if len(_TYPE_TEXT) >= _TEXT_CACHE_LIMIT:
+            _TYPE_TEXT.clear()
+        _TYPE_TEXT[key] = text
+    return text
 
 
 def i64_array(values: Sequence[int]) -> str:
@@ -50,9 +64,15 @@ def i64_array(values: Sequence[int]) -> str:
 
 def _loc_text(loc: SourceLoc | None) -> str:
     if loc is None:
-        return 'loc(unknown)'
-    file = loc.file.replace("\\", "\\\\").replace('"', '\\"')
-    return f'loc("{file}":{loc.line}:0)'
+        return "loc(unknown)"
+    text = _LOC_TEXT.get(loc)
+    if text is None:
+        file = loc.file.replace("\\", "\\\\").replace('"', '\\"')
+        text = f'loc("{file}":{loc.line}:0)'
+        if len(_LOC_TEXT) >= _TEXT_CACHE_LIMIT:
+            _LOC_TEXT.clear()
+        _LOC_TEXT[loc] = text
+    return text
 
 
 def dense_attr(array: np.ndarray[Any, Any], aval: Aval) -> str:
@@ -99,11 +119,12 @@ class Emitter:
         regions: Sequence[str] = (),
     ) -> list[Value]:
         """Emit one op in generic form; ``props`` is the inside of ``<{...}>``."""
-        operand_names = ", ".join(v.name for v in operands)
-        operand_types = ", ".join(tensor_type(v.aval) for v in operands)
-        result_types = ", ".join(tensor_type(a) for a in results)
-        if len(results) != 1:
-            result_types = f"({result_types})"
+        operand_names = ", ".join([v.name for v in operands])
+        operand_types = ", ".join([tensor_type(v.aval) for v in operands])
+        if len(results) == 1:
+            result_types = tensor_type(results[0])
+        else:
+            result_types = "(" + ", ".join([tensor_type(a) for a in results]) + ")"
         prop_text = f" <{{{props}}}>" if props else ""
         region_text = " (" + ", ".join(regions) + ")" if regions else ""
         head = ""
@@ -142,7 +163,7 @@ class Emitter:
         env: dict[int, Value] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}
         saved = self.loc
         for eqn in graph.eqns:
-            ins = [self.atom(a, env) for a in eqn.inputs]
+            ins = [env[id(a)] if type(a) is Var else self.atom(a, env) for a in eqn.inputs]
             rule = LOWERINGS.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")

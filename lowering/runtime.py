@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
+from jaxlib import _jax  # type: ignore[attr-defined]  # a compiled module without stubs
 from jaxlib import xla_client as xc
 
 from ..staging import dtypes

@@ -76,15 +76,24 @@ def abstract_eval(primitive: Primitive, avals: Sequence[Aval], params: dict[str,
 
 def bind(primitive: Primitive, *inputs: Atom, **params: Any) -> Any:
     """Append one equation to the active builder; returns its output Var (or a tuple for multi-result prims)."""
-    builder = current()
+    if not _STACK:
+        current()  # raises the explanatory error
+    builder = _STACK[-1]
     loc = builder.loc if builder.loc is not None else user_location()
+    rule = primitive.shape
+    if rule is None:
+        raise NotImplementedError(f"primitive {primitive.name} has no shape rule")
     try:
-        out_avals = abstract_eval(primitive, [a.aval for a in inputs], params)
+        out = rule(*[a.aval for a in inputs], **params)  # abstract_eval, inlined: this runs per equation
     except StagingError as err:
         raise err.located(primitive.name, loc) from None
-    outs = tuple(Var(a) for a in out_avals)
-    builder.eqns.append(Equation(primitive, inputs, outs, params, loc))
-    return outs if primitive.multiple_results else outs[0]
+    if primitive.multiple_results:
+        outs = tuple([Var(a) for a in out])  # type: ignore[union-attr]
+        builder.eqns.append(Equation(primitive, inputs, outs, params, loc))
+        return outs
+    var = Var(out)  # type: ignore[arg-type]
+    builder.eqns.append(Equation(primitive, inputs, (var,), params, loc))
+    return var
 
 
 def inline(graph: Graph, args: Sequence[Atom]) -> tuple[Atom, ...]:

@@ -76,7 +76,7 @@ def is_signed(dtype: np.dtype[np.generic]) -> bool:
 def canonical(dtype: object) -> np.dtype[np.generic]:
     """The supported ``np.dtype`` for anything numpy understands; raises TypeError for the rest."""
     try:
-        d = np.dtype(dtype)  # type: ignore[call-overload]
+        d: np.dtype[np.generic] = np.dtype(dtype)  # type: ignore[call-overload]
     except TypeError as exc:
         raise TypeError(f"not a dtype: {dtype!r}") from exc
     if d not in _SHORT:

@@ -84,6 +84,11 @@ def _ties(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
     return [rng.integers(-2, 3, size=(3, 4)).astype(dtype), rng.integers(-2, 3, size=(3, 4)).astype(dtype)]
 
 
+def _sort_ref(keys: np.ndarray, values: np.ndarray, dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(keys, axis=dimension, kind="stable")
+    return np.take_along_axis(keys, order, dimension), np.take_along_axis(values, order, dimension)
+
+
 def _argmax_ref(x: np.ndarray, *, axis: int, index_dtype: Any) -> np.ndarray:
     return np.argmax(x, axis=axis)
 
@@ -179,4 +184,16 @@ CASES: dict[str, list[Case]] = {
         Case(operands((4,), (4,)), lambda a, b, **p: a @ b, {"contracting": ((0,), (0,)), "batch": ((), ())},
              label="vector"),
     ],
+    "sort": [Case(operands((3, 5), (3, 5)), lambda k, v, dimension: _sort_ref(k, v, dimension), {"dimension": 1},
+                  dtypes=("float32", "float64", "int32", "uint32"), label="key-value")],
 }
+
+
+def _merge_slicing_cases() -> None:
+    """Cases for slicing.py and gather_scatter.py live next to their owners' tests."""
+    from slicing_cases import SLICING_CASES
+
+    CASES.update(SLICING_CASES)
+
+
+_merge_slicing_cases()

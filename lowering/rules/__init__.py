@@ -1,5 +1,9 @@
 """One lowering module per primitive family; importing this package registers them all."""
 
 from . import elementwise, linalg, reductions, structural
+from . import autodiff  # after the families its rules build on
+from . import sorting
+from . import gather_scatter, slicing
+from . import control_flow
 
-__all__ = ["elementwise", "linalg", "reductions", "structural"]
+__all__ = ["autodiff", "control_flow", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural"]

@@ -6,7 +6,11 @@ implicitly, and broadcasting never adds leading axes to one operand while stretc
 """
 
 from .creation import arange, array, asarray, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like
+from .einsum import einsum
 from .indexing import getitem
+from .joining import (
+    array_split, concatenate, dstack, hstack, pad, split, stack, take, take_along_axis, vstack,
+)
 from .linalg import dot, matmul, outer, tensordot, vdot
 from .reductions import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var,
@@ -31,4 +35,7 @@ __all__ = [
     "reshape", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squeeze", "std", "subtract",
     "sum", "swapaxes", "tan", "tanh", "tensordot", "transpose", "true_divide", "var", "vdot", "where", "zeros",
     "zeros_like",
+    # indexing, joining and einsum
+    "array_split", "concatenate", "dstack", "einsum", "hstack", "pad", "split", "stack", "take",
+    "take_along_axis", "vstack",
 ]

@@ -106,7 +106,8 @@ def _operand_dtype(x: Any) -> np.dtype[Any]:
         return x.aval.dtype
     if isinstance(x, (np.ndarray, np.generic)):
         return _dt.canonical(x.dtype)
-    return as_host_array(x).dtype
+    dtype: np.dtype[Any] = as_host_array(x).dtype
+    return dtype
 
 
 def broadcast_shapes(op_name: str, avals: Sequence[Aval]) -> Aval:

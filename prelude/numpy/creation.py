@@ -117,7 +117,7 @@ def array(x: Any, dtype: type[DType] | Any = None) -> AnyTensor:
 def _astype(x: AnyTensor, dtype: Any) -> AnyTensor:
     from .ufuncs import astype
 
-    return astype(x, dtype)  # type: ignore[no-any-return]
+    return astype(x, dtype)
 
 
 asarray = array

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
-from typing_extensions import Unpack
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dtypes import DType
+from ...op_signatures import as_matmul
 
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import linalg as L
@@ -14,6 +17,11 @@ from ...tensor import Tensor
 from ._core import as_tensor, broadcast_shapes, describe, op, result_dtype, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
+DT = TypeVar("DT", bound=DType)
+Sh = TypeVarTuple("Sh")
+S2 = TypeVarTuple("S2")
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 def _operands(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
@@ -24,6 +32,7 @@ def _operands(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
     return a.atom, b.atom
 
 
+@as_matmul
 @op
 def matmul(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     """NumPy matmul: contracts the last axis of ``x`` with the second-to-last of ``y`` (the only one if 1-D);
@@ -51,6 +60,7 @@ def matmul(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     return wrap(L.dot_general(a, b, ((nb + 1,), (nb,)), (axes, axes)))
 
 
+@as_matmul
 @op
 def dot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     """NumPy dot: for 1-D/2-D operands it is matmul; for N-D it contracts x's last axis with y's second-to-last."""
@@ -60,13 +70,17 @@ def dot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
 
 
 @op
-def vdot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
+def vdot(x: Tensor[DT, Unpack[Sh]], y: Tensor[DT, Unpack[S2]]) -> Tensor[DT]:
     a, b = _operands("vdot", x, y)
     fa = S.reshape(a, (a.aval.size,), (None,))
     fb = S.reshape(b, (b.aval.size,), (None,))
     return wrap(L.dot_general(fa, fb, ((0,), (0,))))
 
 
+@overload
+def outer(x: Tensor[DT, A], y: Tensor[DT, B]) -> Tensor[DT, A, B]: ...
+@overload
+def outer(x: Tensor[DT, Unpack[Sh]], y: Tensor[DT, Unpack[S2]]) -> Tensor[DT, Any, Any]: ...
 @op
 def outer(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     a, b = _operands("outer", x, y)
@@ -76,7 +90,9 @@ def outer(x: AnyTensor, y: AnyTensor) -> AnyTensor:
 
 
 @op
-def tensordot(x: AnyTensor, y: AnyTensor, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> AnyTensor:
+def tensordot(
+    x: Tensor[DT, Unpack[Sh]], y: Tensor[DT, Unpack[S2]], axes: int | tuple[Sequence[int], Sequence[int]] = 2
+) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     a, b = as_tensor(x).atom, as_tensor(y).atom
     result_dtype("tensordot", (x, y))
     if isinstance(axes, int):

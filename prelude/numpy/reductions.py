@@ -14,7 +14,8 @@ from ...staging.ir import Atom
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
-from ...tensor import Tensor
+from ...shape_typing import as_arg_reduction, as_reduction
+from ...tensor import Tensor, Traced
 from ._core import as_tensor, dtype_error, normalize_axes, op, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -35,6 +36,7 @@ def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, a
     return wrap(_keep(t.atom, reducer(t.atom, axes), axes, keepdims))
 
 
+@as_reduction
 @op
 def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
     t = as_tensor(x)
@@ -43,6 +45,7 @@ def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  
     return _reduce("sum", R.reduce_sum, t, axis, keepdims)
 
 
+@as_reduction
 @op
 def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     return _reduce("prod", R.reduce_prod, x, axis, keepdims)
@@ -53,6 +56,7 @@ def _check_nonempty(name: str, x: AnyTensor, axes: tuple[int, ...]) -> None:
         raise shape_error(name, f"{name} of an empty axis of {x.aval} has no identity")
 
 
+@as_reduction
 @op
 def max(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
     t = as_tensor(x)
@@ -60,6 +64,7 @@ def max(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  
     return _reduce("max", R.reduce_max, t, axis, keepdims)
 
 
+@as_reduction
 @op
 def min(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
     t = as_tensor(x)
@@ -71,7 +76,7 @@ amax = max
 amin = min
 
 
-def _float_input(name: str, x: Any) -> AnyTensor:
+def _float_input(name: str, x: Any) -> Traced[Any]:
     t = as_tensor(x)
     if not _dt.is_float(t.aval.dtype):
         raise dtype_error(name, f"{name} needs a floating-point operand, got {t.aval}; use .astype(f32) first")
@@ -85,6 +90,7 @@ def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
     return n
 
 
+@as_reduction
 @op
 def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     t = _float_input("mean", x)
@@ -127,17 +133,19 @@ def _arg_reduce(name: str, prim: Any, x: Any, axis: int | type | None) -> AnyTen
     return wrap(bind(prim, t.atom, axis=index, index_dtype=_dt.DEFAULT_INT))
 
 
+@as_arg_reduction
 @op
 def argmax(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
     return _arg_reduce("argmax", R.argmax_p, x, axis)
 
 
+@as_arg_reduction
 @op
 def argmin(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
     return _arg_reduce("argmin", R.argmin_p, x, axis)
 
 
-def _bool_input(name: str, x: Any) -> AnyTensor:
+def _bool_input(name: str, x: Any) -> Traced[Any]:
     t = as_tensor(x)
     if t.aval.dtype != _dt.BOOL:
         return wrap(bind(E.ne_p, t.atom, E.scalar(0, t.atom)))
@@ -154,6 +162,7 @@ def any(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  
     return _reduce("any", R.reduce_max, _bool_input("any", x), axis, keepdims)
 
 
+@as_reduction
 @op
 def logsumexp(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     """``log(sum(exp(x)))`` computed stably: the (finite) max is subtracted first and added back, so its

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
-from typing_extensions import Unpack
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dims import Dim
+from ...dtypes import DType
 
 from ...staging.ir import Aval, DimName
 from ...staging.primitives import structural as S
@@ -14,26 +17,119 @@ from ...tensor import Tensor
 from ._core import as_tensor, describe, normalize_axes, op, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
+DT = TypeVar("DT", bound=DType)
+Sh = TypeVarTuple("Sh")
+A = TypeVar("A")
+B = TypeVar("B")
+AnyShape = tuple[Any, ...]  # ``Unpack[AnyShape]``: a shape plain typing cannot compute (the mypy plugin does)
+Axis = int | type[Dim]
 
 
 @op
-def reshape(x: AnyTensor, shape: int | Sequence[int]) -> AnyTensor:
-    """NumPy reshape (one ``-1`` allowed). Axes that survive unchanged at the ends keep their dim names."""
+def reshape(x: Tensor[DT, Unpack[Sh]], shape: Axis | Sequence[Axis]) -> Tensor[DT, Unpack[AnyShape]]:
+    """NumPy reshape (one ``-1`` allowed). A Dim class names its axis: its size is the operand's axis of that name,
+    the Dim's fixed size, or (for one unknown dim) whatever is left, as ``-1``.
+
+    A reshape only merges adjacent axes or splits one axis: an axis group that does both (the data of a named
+    axis lands in several result axes mixed with another's) is an error, as is naming a result axis after an
+    operand axis whose data does not land there. Both are what a missing transpose looks like (splitting
+    attention heads with a reshape alone). Axes that survive unchanged keep their dim names.
+    """
     t = as_tensor(x)
-    items = (shape,) if isinstance(shape, int) else tuple(shape)
-    sizes = [int(n) for n in items]
+    items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    sizes, requested = _requested_shape(t, items)
     if sizes.count(-1) > 1:
-        raise shape_error("reshape", f"only one -1 is allowed in {tuple(sizes)}")
+        raise shape_error("reshape", f"only one -1 (or one dim of unknown size) is allowed in {_show(items)}")
     known = math.prod(n for n in sizes if n != -1)
     if -1 in sizes:
         if known == 0 or t.aval.size % known:
-            raise shape_error("reshape", f"cannot reshape {describe(t)} to {tuple(sizes)}")
+            raise shape_error("reshape", f"cannot reshape {describe(t)} to {_show(items)}")
         sizes[sizes.index(-1)] = t.aval.size // known
     if math.prod(sizes) != t.aval.size or any(n < 0 for n in sizes):
         raise shape_error(
-            "reshape", f"cannot reshape {describe(t)} ({t.aval.size} elements) to {tuple(sizes)}"
+            "reshape", f"cannot reshape {describe(t)} ({t.aval.size} elements) to {_show(items)} = {tuple(sizes)}"
         )
-    return wrap(S.reshape(t.atom, tuple(sizes), _carried_names(t.aval.shape, t.aval.dims, sizes)))
+    names = list(_carried_names(t.aval.shape, t.aval.dims, sizes))
+    if 0 not in sizes:
+        for old_axes, new_axes in _axis_groups(t.aval.shape, sizes):
+            _check_group(t, items, old_axes, new_axes, requested)
+            if len(old_axes) == 1 and len(new_axes) == 1:
+                names[new_axes[0]] = t.aval.dims[old_axes[0]]
+    for axis, name in enumerate(requested):
+        if name is not None:
+            names[axis] = name
+    return wrap(S.reshape(t.atom, tuple(sizes), tuple(names)))
+
+
+def _requested_shape(t: Tensor[Any, Unpack[AnyShape]], items: Sequence[Any]) -> tuple[list[int], list[DimName]]:
+    """Sizes (-1 where unknown) and the dim names the caller gave (None for int entries)."""
+    sizes: list[int] = []
+    names: list[DimName] = []
+    for item in items:
+        if isinstance(item, type) and issubclass(item, Dim):
+            name = item.__name__
+            if name in t.aval.dims:
+                sizes.append(t.aval.shape[t.aval.dims.index(name)])
+            else:
+                sizes.append(item.size if item.size is not None else -1)
+            names.append(name)
+        else:
+            sizes.append(int(item))
+            names.append(None)
+    return sizes, names
+
+
+def _axis_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Pair up the smallest runs of operand and result axes with equal element counts (size-1 axes skipped)."""
+    src = [a for a, n in enumerate(old) if n != 1]
+    dst = [a for a, n in enumerate(new) if n != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) and j < len(dst):
+        old_axes, new_axes = [src[i]], [dst[j]]
+        left, right = old[src[i]], new[dst[j]]
+        i, j = i + 1, j + 1
+        while left != right:
+            if left < right:
+                old_axes.append(src[i])
+                left *= old[src[i]]
+                i += 1
+            else:
+                new_axes.append(dst[j])
+                right *= new[dst[j]]
+                j += 1
+        groups.append((old_axes, new_axes))
+    return groups
+
+
+def _check_group(
+    t: Tensor[Any, Unpack[AnyShape]], items: Sequence[Any], old_axes: list[int], new_axes: list[int],
+    requested: Sequence[DimName],
+) -> None:
+    dims = t.aval.dims
+    named = [dims[a] for a in old_axes if dims[a] is not None]
+    if len(old_axes) > 1 and len(new_axes) > 1 and named:
+        raise shape_error(
+            "reshape",
+            f"reshape {describe(t)} -> {_show(items)} mixes axes {', '.join(str(d) for d in named)} with their "
+            "neighbours: a reshape only merges adjacent axes or splits one axis; move axes with transpose/moveaxis "
+            "first",
+        )
+    for axis in new_axes:
+        name = requested[axis]
+        if name is None or name not in dims:
+            continue
+        source = dims.index(name)
+        if old_axes != [source] or new_axes != [axis]:
+            raise shape_error(
+                "reshape",
+                f"reshape {describe(t)} -> {_show(items)} names result axis {axis} {name}, but the data of {name} "
+                f"(operand axis {source}) does not land there: reshape does not move data; use transpose/moveaxis",
+            )
+
+
+def _show(items: Sequence[Any]) -> str:
+    return "(" + ", ".join(i.__name__ if isinstance(i, type) else str(i) for i in items) + ")"
 
 
 def _carried_names(old: tuple[int, ...], names: tuple[DimName, ...], new: Sequence[int]) -> tuple[DimName, ...]:
@@ -49,6 +145,10 @@ def _carried_names(old: tuple[int, ...], names: tuple[DimName, ...], new: Sequen
     return tuple(out)
 
 
+@overload
+def transpose(x: Tensor[DT, A, B], axes: None = None) -> Tensor[DT, B, A]: ...
+@overload
+def transpose(x: Tensor[DT, Unpack[Sh]], axes: Sequence[Axis] | None = None) -> Tensor[DT, Unpack[AnyShape]]: ...
 @op
 def transpose(x: AnyTensor, axes: Sequence[int | type] | None = None) -> AnyTensor:
     t = as_tensor(x)
@@ -61,6 +161,18 @@ def transpose(x: AnyTensor, axes: Sequence[int | type] | None = None) -> AnyTens
     return wrap(S.transpose(t.atom, perm))
 
 
+@overload
+def swapaxes(
+    x: Tensor[DT, Unpack[Sh], A, B], axis1: Literal[-2] | type[A], axis2: Literal[-1] | type[B]
+) -> Tensor[DT, Unpack[Sh], B, A]: ...
+@overload
+def swapaxes(
+    x: Tensor[DT, Unpack[Sh], A, B], axis1: Literal[-1] | type[B], axis2: Literal[-2] | type[A]
+) -> Tensor[DT, Unpack[Sh], B, A]: ...
+@overload
+def swapaxes(x: Tensor[DT, A, B], axis1: Literal[0, 1], axis2: Literal[0, 1]) -> Tensor[DT, B, A]: ...
+@overload
+def swapaxes(x: Tensor[DT, Unpack[Sh]], axis1: Axis, axis2: Axis) -> Tensor[DT, Unpack[AnyShape]]: ...
 @op
 def swapaxes(x: AnyTensor, axis1: int | type, axis2: int | type) -> AnyTensor:
     t = as_tensor(x)
@@ -71,7 +183,7 @@ def swapaxes(x: AnyTensor, axis1: int | type, axis2: int | type) -> AnyTensor:
 
 
 @op
-def moveaxis(x: AnyTensor, source: int | type, destination: int) -> AnyTensor:
+def moveaxis(x: Tensor[DT, Unpack[Sh]], source: Axis, destination: int) -> Tensor[DT, Unpack[AnyShape]]:
     t = as_tensor(x)
     (src,) = normalize_axes("moveaxis", source, t)
     (dst,) = normalize_axes("moveaxis", destination, t)
@@ -79,7 +191,7 @@ def moveaxis(x: AnyTensor, source: int | type, destination: int) -> AnyTensor:
 
 
 @op
-def squeeze(x: AnyTensor, axis: int | type | Sequence[int | type] | None = None) -> AnyTensor:
+def squeeze(x: Tensor[DT, Unpack[Sh]], axis: Axis | Sequence[Axis] | None = None) -> Tensor[DT, Unpack[AnyShape]]:
     t = as_tensor(x)
     if axis is None:
         axes = tuple(a for a, n in enumerate(t.aval.shape) if n == 1)
@@ -95,7 +207,7 @@ def squeeze(x: AnyTensor, axis: int | type | Sequence[int | type] | None = None)
 
 
 @op
-def expand_dims(x: AnyTensor, axis: int | Sequence[int]) -> AnyTensor:
+def expand_dims(x: Tensor[DT, Unpack[Sh]], axis: int | Sequence[int]) -> Tensor[DT, Unpack[AnyShape]]:
     t = as_tensor(x)
     items = (axis,) if isinstance(axis, int) else tuple(axis)
     rank = t.aval.ndim + len(items)
@@ -113,7 +225,7 @@ def _bad_axis(axis: int, rank: int) -> int:
 
 
 @op
-def broadcast_to(x: AnyTensor, shape: Sequence[int]) -> AnyTensor:
+def broadcast_to(x: Tensor[DT, Unpack[Sh]], shape: Sequence[int]) -> Tensor[DT, Unpack[AnyShape]]:
     """Broadcast to ``shape`` with NumPy's rules (leading axes may be added)."""
     t = as_tensor(x)
     target = tuple(int(n) for n in shape)
@@ -129,6 +241,6 @@ def broadcast_to(x: AnyTensor, shape: Sequence[int]) -> AnyTensor:
 
 
 @op
-def ravel(x: AnyTensor) -> AnyTensor:
+def ravel(x: Tensor[DT, Unpack[Sh]]) -> Tensor[DT, Any]:
     t = as_tensor(x)
     return wrap(S.reshape(t.atom, (t.aval.size,), (None,)))

@@ -6,12 +6,14 @@ Python scalars adopt the array's dtype.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
-from ...dtypes import DType, bool_, to_numpy
+from ...dtypes import DType, Floating, bool_, to_numpy
+from ...op_signatures import Binary, Comparison, as_binary, as_comparison, as_where
+from ...shape_typing import FloatUnary
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom
@@ -21,6 +23,8 @@ from ...tensor import Tensor
 from ._core import as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, op, result_dtype, wrap
 
 DT = TypeVar("DT", bound=DType)
+DT2 = TypeVar("DT2", bound=DType)
+FT = TypeVar("FT", bound=Floating)
 Shape = TypeVarTuple("Shape")
 Operand = Tensor[Any, Unpack[tuple[Any, ...]]] | int | float | bool
 
@@ -46,21 +50,25 @@ def _float_operand(name: str, x: Any) -> Atom:
 # ----------------------------------------------------------------------------------------------- arithmetic
 
 
+@as_binary
 @op
 def add(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("add", E.add_p, x, y)
 
 
+@as_binary
 @op
 def subtract(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("subtract", E.sub_p, x, y)
 
 
+@as_binary
 @op
 def multiply(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("multiply", E.mul_p, x, y)
 
 
+@as_binary
 @op
 def true_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     a, b = elementwise_operands("divide", x, y)
@@ -76,6 +84,7 @@ def true_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
 divide = true_divide
 
 
+@as_binary
 @op
 def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     a, b = elementwise_operands("floor_divide", x, y)
@@ -92,6 +101,7 @@ def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]
     return wrap(E.select(adjust, E.sub(quotient, E.scalar(1, a)), quotient))
 
 
+@as_binary
 @op
 def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     """Python/NumPy modulo: the result has the sign of the divisor."""
@@ -108,6 +118,7 @@ def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
 mod = remainder
 
 
+@as_binary
 @op
 def power(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     if type(y) is int and not isinstance(x, (int, float)):
@@ -115,11 +126,13 @@ def power(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("power", E.pow_p, x, y)
 
 
+@as_binary
 @op
 def maximum(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("maximum", E.max_p, x, y)
 
 
+@as_binary
 @op
 def minimum(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("minimum", E.min_p, x, y)
@@ -153,7 +166,7 @@ def square(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
 
 
 @op
-def reciprocal(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+def reciprocal(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     a = _float_operand("reciprocal", x)
     return wrap(E.div(E.scalar(1, a), a))
 
@@ -161,7 +174,7 @@ def reciprocal(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
 # ------------------------------------------------------------------------------------- transcendental
 
 
-def _float_unary(name: str, prim: Primitive) -> Any:
+def _float_unary(name: str, prim: Primitive) -> FloatUnary:
     def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
         return wrap(bind(prim, _float_operand(name, x)))
 
@@ -187,19 +200,19 @@ sigmoid = _float_unary("sigmoid", E.logistic_p)
 
 
 @op
-def tan(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+def tan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     a = _float_operand("tan", x)
     return wrap(E.div(E.sin(a), E.cos(a)))
 
 
 @op
-def log2(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+def log2(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     a = _float_operand("log2", x)
     return wrap(E.div(E.log(a), E.scalar(float(np.log(2.0)), a)))
 
 
 @op
-def log10(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+def log10(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     a = _float_operand("log10", x)
     return wrap(E.div(E.log(a), E.scalar(float(np.log(10.0)), a)))
 
@@ -207,13 +220,13 @@ def log10(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
 # ------------------------------------------------------------------------------------ comparison and logic
 
 
-def _compare(name: str, prim: Primitive) -> Any:
+def _compare(name: str, prim: Primitive) -> Comparison:
     def fn(x: Operand, y: Operand) -> Tensor[bool_, Unpack[tuple[Any, ...]]]:
         return _binary(name, prim, x, y)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}``; the result is a bool tensor."
-    return op(fn)
+    return as_comparison(op(fn))
 
 
 equal = _compare("equal", E.eq_p)
@@ -224,7 +237,7 @@ greater = _compare("greater", E.gt_p)
 greater_equal = _compare("greater_equal", E.ge_p)
 
 
-def _logic(name: str, prim: Primitive, bool_only: bool) -> Any:
+def _logic(name: str, prim: Primitive, bool_only: bool) -> Binary:
     def fn(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
         a, b = elementwise_operands(name, x, y)
         if bool_only and a.aval.dtype != _dt.BOOL:
@@ -232,7 +245,7 @@ def _logic(name: str, prim: Primitive, bool_only: bool) -> Any:
         return wrap(bind(prim, a, b))
 
     fn.__name__ = fn.__qualname__ = name
-    return op(fn)
+    return as_binary(op(fn))
 
 
 bitwise_and = _logic("bitwise_and", E.and_p, False)
@@ -260,18 +273,18 @@ def logical_not(x: Tensor[bool_, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]
 
 
 @op
-def isfinite(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+def isfinite(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
     return wrap(bind(E.is_finite_p, _float_operand("isfinite", x)))
 
 
 @op
-def isnan(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+def isnan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
     a = _float_operand("isnan", x)
     return wrap(bind(E.ne_p, a, a))
 
 
 @op
-def isinf(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+def isinf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
     a = _float_operand("isinf", x)
     finite = bind(E.is_finite_p, a)
     not_nan = bind(E.eq_p, a, a)
@@ -281,6 +294,7 @@ def isinf(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
 # ------------------------------------------------------------------------------------- selection, dtypes
 
 
+@as_where
 @op
 def where(condition: Operand, x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     """``x`` where ``condition`` holds, else ``y`` (all three broadcast together)."""
@@ -293,8 +307,10 @@ def where(condition: Operand, x: Operand, y: Operand) -> Tensor[Any, Unpack[tupl
 
 
 @op
-def clip(x: Operand, a_min: Operand | None = None, a_max: Operand | None = None) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
-    out = as_tensor(x)
+def clip(
+    x: Tensor[DT, Unpack[Shape]], a_min: Operand | None = None, a_max: Operand | None = None
+) -> Tensor[DT, Unpack[Shape]]:
+    out: Tensor[Any, Unpack[tuple[Any, ...]]] = as_tensor(x)
     if a_min is not None:
         out = maximum(out, a_min)
     if a_max is not None:
@@ -302,6 +318,10 @@ def clip(x: Operand, a_min: Operand | None = None, a_max: Operand | None = None)
     return out
 
 
+@overload
+def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DT2]) -> Tensor[DT2, Unpack[Shape]]: ...
+@overload
+def astype(x: Tensor[Any, Unpack[Shape]], dtype: Any) -> Tensor[Any, Unpack[Shape]]: ...
 @op
 def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DType] | Any) -> Tensor[Any, Unpack[Shape]]:
     """Convert to ``dtype`` (a tensorstage dtype such as ``f32`` or a NumPy dtype). Float -> int truncates."""

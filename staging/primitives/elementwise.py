@@ -524,7 +524,7 @@ def _clamp_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Seq
     out = outs[0]
     if not dtypes.is_float(out.aval.dtype):
         return (Zero(out.aval),)
-    weights = _clamp_masks(*primals, out)
+    weights = _clamp_masks(primals[0], primals[1], primals[2], out)
     total: MaybeZero = Zero(out.aval)
     for t, w in zip(tangents, weights):
         if not is_zero(t):
@@ -538,7 +538,7 @@ def _clamp_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence
     out = outs[0]
     if isinstance(ct, Zero) or not dtypes.is_float(out.aval.dtype):
         return tuple(Zero(p.aval) for p in primals)
-    weights = _clamp_masks(*primals, out)
+    weights = _clamp_masks(primals[0], primals[1], primals[2], out)
     return tuple(
         _unbroadcast_scalar(mul(ct, w), p) if want else Zero(p.aval) for p, w, want in zip(primals, weights, wants)
     )

@@ -63,7 +63,7 @@ reduce_prod_p = _make_reduce("reduce_prod", E.NUMERIC, "numeric")
 
 def reduce_sum(x: Atom, axes: Sequence[int]) -> Atom:
     axes_t = tuple(sorted(axes))
-    return x if not axes_t else bind(reduce_sum_p, x, axes=axes_t)  # type: ignore[no-any-return]
+    return x if not axes_t else bind(reduce_sum_p, x, axes=axes_t)
 
 
 def reduce_max(x: Atom, axes: Sequence[int]) -> Atom:
@@ -121,8 +121,18 @@ _extremum_rules(reduce_min_p)
 
 
 def _prod_partials(x: Atom, out: Atom, axes: tuple[int, ...]) -> Atom:
-    """d prod / d x_i = prod / x_i; exact for inputs without zeros (the common case, as in many frameworks)."""
-    return E.div(_expand_back(out, x.aval, axes), x)
+    """d prod / d x_i = the product of the other elements of x_i's slice, exact even when the slice has zeros.
+
+    Without zeros that is prod / x_i. With one zero, only the zero's position has a nonzero partial (the
+    product of the rest); with two or more, every partial is zero. Dividing ``out`` by ``x`` would give NaN.
+    """
+    one, zero = S.full_like(x, 1), S.full_like(x, 0)
+    is_zero = E.eq(x, zero)
+    nonzero = E.select(is_zero, one, x)
+    rest = _expand_back(reduce_prod(nonzero, axes), x.aval, axes)  # product of the slice's nonzero elements
+    zeros = _expand_back(reduce_sum(E.select(is_zero, one, zero), axes), x.aval, axes)
+    one_zero = E.select(is_zero, rest, zero)
+    return E.select(E.eq(zeros, zero), E.div(rest, nonzero), E.select(E.eq(zeros, one), one_zero, zero))
 
 
 @reduce_prod_p.def_jvp

@@ -95,12 +95,13 @@ def _broadcast_batch(
 ) -> Any:
     (x,), (d,) = args, dims
     assert d is not None
-    size = x.aval.shape[d]
-    x = moveaxis(x, d, 0)
-    out = broadcast_in_dim(
-        x, (size, *shape), (0, *(b + 1 for b in broadcast_dimensions)), (x.aval.dims[0], *names)
-    )
-    return out, 0
+    # The batch axis lands right after the result axis of the operand axis before it: operand axes keep their
+    # order in the result, so no transpose is needed, and a leading batch axis stays leading.
+    out_d = broadcast_dimensions[d - 1] + 1 if d > 0 else 0
+    shifted = tuple(b + (b >= out_d) for b in broadcast_dimensions)
+    out_shape = (*shape[:out_d], x.aval.shape[d], *shape[out_d:])
+    out_names = (*names[:out_d], x.aval.dims[d], *names[out_d:])
+    return broadcast_in_dim(x, out_shape, (*shifted[:d], out_d, *shifted[d:]), out_names), out_d
 
 
 # ------------------------------------------------------------------------------------------------ reshape
@@ -145,8 +146,19 @@ def _reshape_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, w
 def _reshape_batch(args: Sequence[Atom], dims: Sequence[int | None], *, new_sizes: Any, names: Any) -> Any:
     (x,), (d,) = args, dims
     assert d is not None
-    x = moveaxis(x, d, 0)
-    return reshape(x, (x.aval.shape[0], *new_sizes), (x.aval.dims[0], *names)), 0
+    # Row-major reshapes keep an axis in place when the axes before it hold as many elements as a prefix of
+    # the new sizes: then the batch axis needs no transpose to the front.
+    before = 1
+    for n in x.aval.shape[:d]:
+        before *= n
+    prefix, k = 1, 0
+    while prefix < before and k < len(new_sizes):
+        prefix *= new_sizes[k]
+        k += 1
+    if prefix != before:
+        x, d, k = moveaxis(x, d, 0), 0, 0
+    sizes = (*new_sizes[:k], x.aval.shape[d], *new_sizes[k:])
+    return reshape(x, sizes, (*names[:k], x.aval.dims[d], *names[k:])), k
 
 
 # ---------------------------------------------------------------------------------------------- transpose

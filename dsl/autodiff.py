@@ -1,0 +1,420 @@
+"""Automatic differentiation: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``linearize``, jacobians, hessian.
+
+Every transform works the same way. The function is staged to a subgraph on the arguments' types (closing over
+any outer staged values), the graph -> graph transform of ``staging.transforms`` rewrites it, and the result is
+inlined where the call happens. ``grad(f)`` is a ``Program``: called on concrete arrays it stages, compiles and
+caches itself; called while another function is staged it inlines; ``.stage(...)`` shows the gradient graph.
+Higher derivatives need nothing more, since every rule emits ordinary primitives.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
+from typing import Literal as Lit
+
+import numpy as np
+from typing_extensions import TypeVarTuple, Unpack
+
+from . import pytree
+from .dtypes import DType
+from .program import Program
+from .staging import dtypes as _dt
+from .staging.builder import inline, is_staging
+from .staging.errors import TransformError
+from .staging.ir import Atom, Aval, Literal, literal
+from .staging.primitives import structural as S
+from .staging.source import user_location
+from .staging.transforms.jvp import jvp_graph
+from .staging.transforms.vjp import vjp_graph
+from .subgraph import Subgraph, as_program, function_name, memoized, param_names, stage_subgraph
+from .tensor import Tensor, Traced
+from .trace import WeakTraced, wrap
+
+DT = TypeVar("DT", bound=DType)
+S_ = TypeVarTuple("S_")
+A = TypeVar("A")
+Argnums = int | Sequence[int]
+
+# ------------------------------------------------------------------------------------------------- helpers
+
+
+def _argnums(argnums: Argnums, nargs: int, op: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise TransformError("argnums is empty: nothing to differentiate with respect to", op, user_location())
+    out = []
+    for n in nums:
+        if not isinstance(n, int) or not -nargs <= n < nargs:
+            raise TransformError(
+                f"argnums {argnums!r} is out of range for a call with {nargs} positional arguments", op, user_location()
+            )
+        out.append(n % nargs)
+    return tuple(out)
+
+
+def _check_differentiable(sub: Subgraph, nums: Sequence[int], op: str) -> list[bool]:
+    """Which graph inputs to differentiate: every leaf of the chosen arguments, which must be floating-point."""
+    wants = []
+    for i, var in enumerate(sub.graph.inputs):
+        arg = sub.leaf_arg[i]
+        want = i < sub.num_leaf_inputs and arg in nums
+        if want and not _dt.is_float(var.aval.dtype):
+            raise TransformError(
+                f"cannot differentiate with respect to {sub.leaf_names[i]}, which is {var.aval}: gradients are defined "
+                "for floating-point inputs only (convert it with .astype(f32), or leave it out of argnums)",
+                op,
+                user_location(),
+            )
+        wants.append(want)
+    return wants
+
+
+def _check_leaves(args: Sequence[Any], nums: Sequence[int], names: Sequence[str], op: str) -> None:
+    for n in nums:
+        for leaf in pytree.leaves(args[n]):
+            if not (isinstance(leaf, (Tensor, np.ndarray, np.generic)) or type(leaf) in (float, int, bool)):
+                where = names[n] if n < len(names) else f"argument {n}"
+                raise TransformError(
+                    f"{where} holds a {type(leaf).__name__}, which is not a tensor: cannot differentiate with respect "
+                    "to it (pass it as another argument, outside argnums)",
+                    op,
+                    user_location(),
+                )
+
+
+def _per_arg(sub: Subgraph, nums: Sequence[int], values: Sequence[Any]) -> list[Any]:
+    """Rebuild each chosen argument's structure from per-leaf values (in graph input order)."""
+    out = []
+    it = iter(values)
+    by_arg: dict[int, list[Any]] = {n: [] for n in nums}
+    for i in range(sub.num_leaf_inputs):
+        if sub.leaf_arg[i] in by_arg:
+            by_arg[sub.leaf_arg[i]].append(next(it))
+    for n in nums:
+        out.append(pytree.unflatten(sub.arg_trees[n], by_arg[n]))
+    return out
+
+
+def _key(argnums: Argnums) -> int | tuple[int, ...]:
+    return argnums if isinstance(argnums, int) else tuple(argnums)
+
+
+def _select_args(values: list[Any], argnums: Argnums) -> Any:
+    return values[0] if isinstance(argnums, int) else tuple(values)
+
+
+# --------------------------------------------------------------------------------------------- grad family
+
+
+def _scalar_output(sub: Subgraph, has_aux: bool, op: str) -> int:
+    """Number of outputs that are the differentiated value (always 1), after checking its type."""
+    tree = sub.out_tree
+    if has_aux:
+        if tree.kind != "tuple" or len(tree.children) != 2:
+            raise TransformError(
+                f"with has_aux=True the function must return a pair (value, aux), got structure {tree!r}", op,
+                user_location(),
+            )
+        tree = tree.children[0]
+    if tree.kind != "leaf":
+        raise TransformError(
+            f"the function must return a scalar to take its gradient, got a structure {tree!r}", op, user_location()
+        )
+    aval = sub.graph.outputs[0].aval
+    if aval.ndim != 0:
+        raise TransformError(
+            f"the function must return a scalar to take its gradient, got {aval} of shape ({_dims(aval)}); "
+            "reduce it (e.g. .sum()) or use jacrev/vjp for non-scalar outputs",
+            op,
+            user_location(),
+        )
+    if not _dt.is_float(aval.dtype):
+        raise TransformError(
+            f"the function must return a floating-point scalar to take its gradient, got {aval}", op, user_location()
+        )
+    return 1
+
+
+def _dims(aval: Aval) -> str:
+    from .staging.ir import format_dims
+
+    return format_dims(aval.shape, aval.dims)
+
+
+def _value_and_grad_staged(
+    fun: Callable[..., Any], argnums: Argnums, has_aux: bool, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any]:
+    names = param_names(fun)
+    nums = _argnums(argnums, len(args), op)
+    _check_leaves(args, nums, names, op)
+    sub = stage_subgraph(fun, args, kwargs, nums, names)
+    _scalar_output(sub, has_aux, op)
+    wants = _check_differentiable(sub, nums, op)
+    n_out = len(sub.graph.outputs)
+    mask = [True] + [False] * (n_out - 1)
+    graph = vjp_graph(sub.graph, wants, mask)
+    one = literal(1, sub.graph.outputs[0].aval.dtype)
+    results = inline(graph, [*sub.atoms, one])
+    value = sub.outputs(results[:n_out])
+    grads = _per_arg(sub, nums, [wrap(a) for a in results[n_out:]])
+    return value, _select_args(grads, argnums)
+
+
+@overload
+def value_and_grad(
+    fun: Callable[[Tensor[DT, Unpack[S_]]], Tensor[DT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+) -> Callable[[Tensor[DT, Unpack[S_]]], tuple[Tensor[DT], Tensor[DT, Unpack[S_]]]]: ...
+@overload
+def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]: ...
+def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """``f`` -> a function returning ``(f(x), grad)`` (``((f(x), aux), grad)`` with ``has_aux``)."""
+
+    def body(*args: Any, **kwargs: Any) -> Any:
+        return _value_and_grad_staged(fun, argnums, has_aux, "value_and_grad", args, kwargs)
+
+    key = ("value_and_grad", fun, _key(argnums), has_aux)
+    return memoized(key, lambda: as_program(body, fun, f"value_and_grad_{function_name(fun)}"))
+
+
+@overload
+def grad(
+    fun: Callable[[Tensor[DT, Unpack[S_]]], Tensor[DT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+) -> Callable[[Tensor[DT, Unpack[S_]]], Tensor[DT, Unpack[S_]]]: ...
+@overload
+def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]: ...
+def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
+
+    Gradients come back in the structure (and with the types, dim names included) of the arguments; with
+    ``has_aux`` the function returns ``(value, aux)`` and the gradient function returns ``(grad, aux)``.
+    """
+
+    def body(*args: Any, **kwargs: Any) -> Any:
+        value, grads = _value_and_grad_staged(fun, argnums, has_aux, "grad", args, kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    key = ("grad", fun, _key(argnums), has_aux)
+    return memoized(key, lambda: as_program(body, fun, f"grad_{function_name(fun)}"))
+
+
+# ------------------------------------------------------------------------------------------ jvp / vjp
+
+
+_CACHE_SIZE = 64
+_programs: OrderedDict[tuple[Any, ...], Program[..., Any]] = OrderedDict()
+
+
+def _run(key: tuple[Any, ...], body: Callable[..., Any], *args: Any) -> Any:
+    """Run a staged ``body`` now: inline while staging, else through a cached Program (compiled once)."""
+    if is_staging():
+        return body(*args)
+    program = _programs.get(key)
+    if program is None:
+        program = Program(body, name=str(key[0]), check_annotations=False)
+        _programs[key] = program
+        if len(_programs) > _CACHE_SIZE:
+            _programs.popitem(last=False)
+    else:
+        _programs.move_to_end(key)
+    return program(*args)
+
+
+def _tangent_atoms(primals: Sequence[Any], tangents: Sequence[Any], sub: Subgraph, op: str, what: str) -> list[Atom]:
+    p_tree = pytree.structure(tuple(primals))
+    t_leaves, t_tree = pytree.flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TransformError(f"{what} have structure {t_tree!r}, the primals {p_tree!r}", op, user_location())
+    atoms = []
+    for i, leaf in enumerate(t_leaves):
+        expected = sub.graph.inputs[i].aval
+        atom = _as_atom(leaf, expected.dtype)
+        if not atom.aval.same_layout(expected):
+            raise TransformError(
+                f"{what[:-1]} for {sub.leaf_names[i]} is {atom.aval}, but the primal is {expected}", op, user_location()
+            )
+        atoms.append(S.reshape(atom, expected.shape, expected.dims) if atom.aval != expected else atom)
+    return atoms
+
+
+def _as_atom(x: Any, dtype: np.dtype[Any]) -> Atom:
+    """A tangent or cotangent operand; Python scalars (weakly typed) take the primal's dtype."""
+    if isinstance(x, WeakTraced) and x.aval.dtype != dtype:
+        from .staging.primitives import elementwise as E
+
+        return E.convert(x.atom, dtype)
+    if isinstance(x, Traced):
+        return x.atom
+    if type(x) in (float, int, bool):
+        return literal(x, dtype)
+    from .trace import to_atom
+
+    return to_atom(x)
+
+
+def _jvp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+    op = "jvp"
+    nums = tuple(range(len(primals)))
+    names = param_names(fun)
+    _check_leaves(primals, nums, names, op)
+    sub = stage_subgraph(fun, primals, {}, nums, names)
+    wants = [i < sub.num_leaf_inputs for i in range(len(sub.graph.inputs))]
+    for i, want in enumerate(wants):
+        if want and not _dt.is_float(sub.graph.inputs[i].aval.dtype):
+            wants[i] = False  # integer inputs carry no tangent; their tangents are ignored
+    t_atoms = _tangent_atoms(primals, tangents, sub, op, "tangents")
+    graph, _ = jvp_graph(sub.graph, wants)
+    results = inline(graph, [*sub.atoms, *(t for t, w in zip(t_atoms, wants) if w)])
+    n_out = len(sub.graph.outputs)
+    return sub.outputs(results[:n_out]), sub.outputs(results[n_out:])
+
+
+@overload
+def jvp(
+    fun: Callable[[Tensor[DT, Unpack[S_]]], A], primals: tuple[Tensor[DT, Unpack[S_]]],
+    tangents: tuple[Tensor[DT, Unpack[S_]]],
+) -> tuple[A, A]: ...
+@overload
+def jvp(fun: Callable[..., A], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A, A]: ...
+def jvp(fun: Callable[..., A], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A, A]:
+    """Forward mode: ``(fun(*primals), d fun(primals) . tangents)``, tangents in the structure of the primals."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TransformError("jvp(f, primals, tangents) takes tuples of primals and tangents", "jvp", user_location())
+    return _run(("jvp", fun), lambda p, t: _jvp_staged(fun, tuple(p), tuple(t)), tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
+
+
+def linearize(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[..., A]]:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+    out = _call(fun, primals)
+
+    def f_jvp(*tangents: Any) -> A:
+        return jvp(fun, primals, tangents)[1]
+
+    return out, f_jvp
+
+
+def _call(fun: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    return _run(("call", fun), lambda a: fun(*a), args)
+
+
+def _vjp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], cts: Any) -> tuple[Any, ...]:
+    op = "vjp"
+    nums = tuple(range(len(primals)))
+    names = param_names(fun)
+    _check_leaves(primals, nums, names, op)
+    sub = stage_subgraph(fun, primals, {}, nums, names)
+    wants = [i < sub.num_leaf_inputs and _dt.is_float(v.aval.dtype) for i, v in enumerate(sub.graph.inputs)]
+    ct_leaves, ct_tree = pytree.flatten(cts)
+    if ct_tree != sub.out_tree:
+        raise TransformError(
+            f"the cotangent has structure {ct_tree!r}, but the function's output has {sub.out_tree!r}", op,
+            user_location(),
+        )
+    ct_atoms = []
+    for leaf, out in zip(ct_leaves, sub.graph.outputs):
+        atom = _as_atom(leaf, out.aval.dtype)
+        if not atom.aval.same_layout(out.aval):
+            raise TransformError(f"the cotangent {atom.aval} does not match the output {out.aval}", op, user_location())
+        ct_atoms.append(atom)
+    graph = vjp_graph(sub.graph, wants)
+    results = inline(graph, [*sub.atoms, *ct_atoms])
+    n_out = len(sub.graph.outputs)
+    it = iter(results[n_out:])
+    per_leaf: list[Any] = []
+    for i in range(sub.num_leaf_inputs):
+        var = sub.graph.inputs[i]
+        per_leaf.append(wrap(next(it)) if wants[i] else wrap(S.zeros(var.aval)))
+    return tuple(_per_arg(sub, nums, per_leaf))
+
+
+@overload
+def vjp(
+    fun: Callable[[Tensor[DT, Unpack[S_]]], A], primal: Tensor[DT, Unpack[S_]], /
+) -> tuple[A, Callable[[A], tuple[Tensor[DT, Unpack[S_]]]]]: ...
+@overload
+def vjp(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[[A], tuple[Any, ...]]]: ...
+def vjp(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[[A], tuple[Any, ...]]]:
+    """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` returns one cotangent per primal, in its structure."""
+    out = _call(fun, primals)
+
+    def vjp_fn(ct: A) -> tuple[Any, ...]:
+        return _run(("vjp", fun), lambda p, c: _vjp_staged(fun, tuple(p), c), primals, ct)  # type: ignore[no-any-return]
+
+    return out, vjp_fn
+
+
+# ------------------------------------------------------------------------------------------------ jacobians
+
+
+def _basis(aval: Aval) -> Literal:
+    """The standard basis of ``aval``'s space, stacked on a leading axis: shape ``(size, *aval.shape)``."""
+    eye = np.eye(aval.size, dtype=aval.dtype).reshape((aval.size, *aval.shape))
+    return Literal(eye, Aval(eye.shape, aval.dtype))
+
+
+def _to_jacobian(rows: Atom, out: Aval, inp: Aval, rows_lead_out: bool) -> Atom:
+    """Reshape vmapped JVPs (``(in.size, *out)``) or VJPs (``(out.size, *in)``) to ``(*out, *in)``."""
+    if rows_lead_out:  # VJP rows: (out.size, *in) is already (*out, *in) in row-major order
+        flat = rows
+    else:  # JVP columns: (in.size, *out) -> (*out, in.size)
+        flat = S.moveaxis(rows, 0, rows.aval.ndim - 1)
+    return S.reshape(flat, (*out.shape, *inp.shape), (*out.dims, *inp.dims))
+
+
+def _jacobian(fun: Callable[..., Any], argnums: Argnums, forward: bool, op: str) -> Program[..., Any]:
+    from .batching import vmap
+
+    def body(*args: Any, **kwargs: Any) -> Any:
+        names = param_names(fun)
+        nums = _argnums(argnums, len(args), op)
+        _check_leaves(args, nums, names, op)
+        sub = stage_subgraph(fun, args, kwargs, nums, names)
+        wants = _check_differentiable(sub, nums, op)
+        inputs = [i for i, w in enumerate(wants) if w]
+        outs = list(sub.graph.outputs)
+        # blocks[k][j]: d output k / d input j
+        blocks: list[list[Atom]] = [[] for _ in outs]
+        if forward:
+            for j in inputs:
+                only_j = [i == j for i in range(len(wants))]
+                tangent_graph, _ = jvp_graph(sub.graph, only_j)
+
+                def push(t: Any, g: Any = tangent_graph) -> Any:
+                    res = inline(g, [*sub.atoms, t.atom])
+                    return tuple(wrap(a) for a in res[len(outs):])
+
+                cols = vmap(push)(wrap(_basis(sub.graph.inputs[j].aval)))
+                for k, col in enumerate(cols):
+                    blocks[k].append(_to_jacobian(col.atom, outs[k].aval, sub.graph.inputs[j].aval, False))
+        else:
+            for k, out in enumerate(outs):
+                only_k = [m == k for m in range(len(outs))]
+                ct_graph = vjp_graph(sub.graph, wants, only_k)
+
+                def pull(c: Any, g: Any = ct_graph) -> Any:
+                    res = inline(g, [*sub.atoms, c.atom])
+                    return tuple(wrap(a) for a in res[len(outs):])
+
+                rows = vmap(pull)(wrap(_basis(out.aval)))
+                for j, row in zip(inputs, rows):
+                    blocks[k].append(_to_jacobian(row.atom, out.aval, sub.graph.inputs[j].aval, True))
+        per_out = [_select_args(_per_arg(sub, nums, [wrap(b) for b in blocks[k]]), argnums) for k in range(len(outs))]
+        return pytree.unflatten(sub.out_tree, per_out)
+
+    return memoized((op, fun, _key(argnums)), lambda: as_program(body, fun, f"{op}_{function_name(fun)}"))
+
+
+def jacfwd(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
+    """The Jacobian by forward mode (one JVP per input element, vectorized with vmap): shape ``(*out, *in)``."""
+    return _jacobian(fun, argnums, True, "jacfwd")
+
+
+def jacrev(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
+    """The Jacobian by reverse mode (one VJP per output element, vectorized with vmap): shape ``(*out, *in)``."""
+    return _jacobian(fun, argnums, False, "jacrev")
+
+
+def hessian(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
+    """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``."""
+    return jacfwd(jacrev(fun, argnums), argnums)

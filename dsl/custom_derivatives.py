@@ -1,0 +1,257 @@
+"""User-defined derivatives: ``custom_jvp`` (``.defjvp(rule)``), ``custom_vjp`` (``.defvjp(fwd, bwd)``) and
+``stop_gradient``.
+
+Calling a decorated function stages the function and its rules into subgraphs right away, checks that the rules
+return values of the right types (naming the rule and both types at the caller's line), and binds one call
+primitive carrying them. Differentiation transforms then use the rules; everything else (lowering, vmap)
+uses the function itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from . import pytree
+from .program import Program
+from .staging.builder import is_staging
+from .staging.errors import ShapeError, TransformError
+from .staging.ir import Atom, Aval, SourceLoc
+from .staging.primitives import autodiff as A
+from .staging.source import user_location
+from .signature import Spec
+from .subgraph import Subgraph, function_name, is_tensor_leaf, stage_subgraph
+from .tensor import Tensor, Traced
+from .trace import to_atom, wrap
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def stop_gradient(x: T) -> T:
+    """``x`` unchanged, but derivatives do not flow through it (applies leafwise to a pytree)."""
+
+    def leaf(v: Any) -> Any:
+        if isinstance(v, Traced):
+            return wrap(A.stop_gradient(v.atom))
+        return v  # concrete values have no derivative to stop
+
+    return pytree.tree_map(leaf, x)  # type: ignore[no-any-return]
+
+
+def _call_program(fn: Callable[..., Any], name: str) -> Program[..., Any]:
+    return Program(fn, name=name, check_annotations=False)
+
+
+def _check_types(rule: str, what: str, got: Sequence[Aval], want: Sequence[Aval], loc: SourceLoc | None) -> None:
+    if len(got) != len(want):
+        raise ShapeError(f"{rule} returned {len(got)} {what} for {len(want)} expected", rule, loc)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if not g.same_layout(w):
+            where = f"{what} {i}" if len(want) > 1 else what
+            raise ShapeError(f"{rule} returned {g} for {where}, expected {w}", rule, loc)
+
+
+def _arg_atoms(sub: Subgraph) -> list[Atom]:
+    return list(sub.atoms[: sub.num_leaf_inputs])
+
+
+def _consts(sub: Subgraph) -> list[Atom]:
+    return list(sub.atoms[sub.num_leaf_inputs :])
+
+
+def _leaf_avals(sub: Subgraph) -> list[Aval]:
+    return [v.aval for v in sub.graph.inputs[: sub.num_leaf_inputs]]
+
+
+class custom_jvp(Generic[P, R]):  # noqa: N801 - JAX's name
+    """A function with a user-defined forward-mode rule: ``rule(primals, tangents) -> (out, tangent_out)``.
+
+    Reverse mode transposes the rule (it must be linear in the tangents, as derivatives are).
+    """
+
+    def __init__(self, fun: Callable[P, R]) -> None:
+        self.fun = fun
+        self.rule: Callable[..., Any] | None = None
+        self.name = function_name(fun)
+        self._program = _call_program(self._staged, self.name)
+        self._staging_rules = False  # rules often call the function itself; inside them it is the plain function
+
+    def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.rule = rule
+        return rule
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs:
+            raise TypeError(f"custom_jvp function {self.name} takes positional arguments only")
+        if is_staging():
+            return self._staged(*args)  # type: ignore[no-any-return]
+        return self._program(*args)  # type: ignore[no-any-return]
+
+    def _staged(self, *args: Any) -> Any:
+        loc = user_location()
+        nums = tuple(range(len(args)))
+        fun = stage_subgraph(self.fun, args, {}, nums)
+        if self.rule is None or self._staging_rules:
+            return fun.outputs(_inline_plain(fun))
+        rule_name = f"custom_jvp rule {function_name(self.rule)}"
+        rule_fn = self.rule
+        arg_avals = _leaf_avals(fun)
+
+        def rule_flat(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+            result = rule_fn(primals, tangents)
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise TransformError(f"{rule_name} must return a pair (out, tangent_out)", rule_name, loc)
+            return result
+
+        abstract = _abstract_args(args, arg_avals)
+        with _rules_staging(self):
+            rule = stage_subgraph(rule_flat, [abstract, abstract], {}, (0, 1))
+        out_tree = rule.out_tree
+        if out_tree.kind != "tuple" or out_tree.children[0] != fun.out_tree or out_tree.children[1] != fun.out_tree:
+            raise ShapeError(
+                f"{rule_name} returned structure {out_tree!r}; expected (out, tangent_out) each shaped like "
+                f"{fun.out_tree!r}",
+                rule_name,
+                loc,
+            )
+        n_out = len(fun.graph.outputs)
+        _check_types(rule_name, "output", rule.graph.out_avals[:n_out], fun.graph.out_avals, loc)
+        _check_types(rule_name, "tangent", rule.graph.out_avals[n_out:], fun.graph.out_avals, loc)
+        rule_consts = _consts(rule)
+        outs = A.custom_jvp_call(
+            _arg_atoms(fun), _consts(fun), rule_consts,
+            fun=fun.graph, rule=rule.graph, name=self.name,
+        )
+        return fun.outputs(outs)
+
+
+class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
+    """A function with a user-defined reverse-mode rule.
+
+    ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, ct) -> tuple`` with one cotangent per argument
+    (in its structure; None for an argument with no cotangent).
+    """
+
+    def __init__(self, fun: Callable[P, R]) -> None:
+        self.fun = fun
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self.name = function_name(fun)
+        self._program = _call_program(self._staged, self.name)
+        self._staging_rules = False  # rules often call the function itself; inside them it is the plain function
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs:
+            raise TypeError(f"custom_vjp function {self.name} takes positional arguments only")
+        if is_staging():
+            return self._staged(*args)  # type: ignore[no-any-return]
+        return self._program(*args)  # type: ignore[no-any-return]
+
+    def _staged(self, *args: Any) -> Any:
+        loc = user_location()
+        nums = tuple(range(len(args)))
+        fun = stage_subgraph(self.fun, args, {}, nums)
+        if self.fwd is None or self.bwd is None or self._staging_rules:
+            return fun.outputs(_inline_plain(fun))
+        fwd_name = f"custom_vjp fwd {function_name(self.fwd)}"
+        bwd_name = f"custom_vjp bwd {function_name(self.bwd)}"
+        with _rules_staging(self):
+            fwd = stage_subgraph(self.fwd, args, {}, nums)
+        tree = fwd.out_tree
+        if tree.kind != "tuple" or len(tree.children) != 2 or tree.children[0] != fun.out_tree:
+            raise ShapeError(
+                f"{fwd_name} returned structure {tree!r}; expected (out, residuals) with out shaped like "
+                f"{fun.out_tree!r}",
+                fwd_name,
+                loc,
+            )
+        n_out = len(fun.graph.outputs)
+        _check_types(fwd_name, "output", fwd.graph.out_avals[:n_out], fun.graph.out_avals, loc)
+        res_tree = tree.children[1]
+        res_avals = fwd.graph.out_avals[n_out:]
+        bwd_fn = self.bwd
+
+        def bwd_flat(*leaves: Any) -> Any:
+            res = pytree.unflatten(res_tree, leaves[: len(res_avals)])
+            ct = pytree.unflatten(fun.out_tree, leaves[len(res_avals) :])
+            cts = bwd_fn(res, ct)
+            if not isinstance(cts, tuple) or len(cts) != len(args):
+                got = f"a tuple of {len(cts)}" if isinstance(cts, tuple) else type(cts).__name__
+                raise ShapeError(
+                    f"{bwd_name} must return a tuple with one cotangent per argument ({len(args)}), got {got}",
+                    bwd_name,
+                    loc,
+                )
+            return [leaf for i, c in enumerate(cts) for leaf in _cotangent_leaves(c, args[i], i, bwd_name, loc)]
+
+        placeholders = [_placeholder(a) for a in (*res_avals, *fun.graph.out_avals)]
+        with _rules_staging(self):
+            bwd = stage_subgraph(bwd_flat, placeholders, {}, tuple(range(len(placeholders))))
+        arg_avals = _leaf_avals(fun)
+        _check_types(bwd_name, "cotangent", bwd.graph.out_avals, arg_avals, loc)
+        outs = A.custom_vjp_call(
+            _arg_atoms(fun), (_consts(fun), _consts(fwd), _consts(bwd)),
+            fun=fun.graph, fwd=fwd.graph, bwd=bwd.graph, name=self.name,
+        )
+        return fun.outputs(outs)
+
+
+@contextmanager
+def _rules_staging(fn: custom_jvp[Any, Any] | custom_vjp[Any, Any]) -> Iterator[None]:
+    saved = fn._staging_rules
+    fn._staging_rules = True
+    try:
+        yield
+    finally:
+        fn._staging_rules = saved
+
+
+def _placeholder(aval: Aval) -> Spec:
+    """An abstract argument of type ``aval`` for staging a rule (it becomes a graph input of that type)."""
+    return Spec(aval.shape, aval.dtype, aval.dims)
+
+
+def _abstract_args(args: Sequence[Any], avals: Sequence[Aval]) -> tuple[Any, ...]:
+    """``args`` with each tensor leaf (in order) replaced by a placeholder of the matching type."""
+    leaves, tree = pytree.flatten(tuple(args))
+    it = iter(avals)
+    swapped = [_placeholder(next(it)) if is_tensor_leaf(x) or type(x) in (float, int, bool) else x for x in leaves]
+    return pytree.unflatten(tree, swapped)  # type: ignore[no-any-return]
+
+
+def _cotangent_leaves(ct: Any, arg: Any, index: int, rule: str, loc: SourceLoc | None) -> list[Any]:
+    """The cotangent leaves for ``arg``'s tensor leaves; ``None`` means zeros of the argument's types."""
+    from .staging.primitives import structural as S
+
+    arg_leaves, arg_tree = pytree.flatten(arg)
+    dynamic = [is_tensor_leaf(x) or type(x) in (float, int, bool) for x in arg_leaves]
+    if ct is None:
+        return [wrap(S.zeros(_leaf_aval(x))) for x, d in zip(arg_leaves, dynamic) if d]
+    ct_leaves, ct_tree = pytree.flatten(ct)
+    if ct_tree != arg_tree:
+        raise ShapeError(
+            f"{rule} returned a cotangent of structure {ct_tree!r} for argument {index}, whose structure is "
+            f"{arg_tree!r}",
+            rule,
+            loc,
+        )
+    return [c for c, d in zip(ct_leaves, dynamic) if d]
+
+
+def _leaf_aval(leaf: Any) -> Aval:
+    if isinstance(leaf, Tensor):
+        return leaf.aval
+    return to_atom(leaf).aval
+
+
+def _inline_plain(sub: Subgraph) -> list[Atom]:
+    from .staging.builder import inline
+
+    return list(inline(sub.graph, sub.atoms))

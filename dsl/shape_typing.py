@@ -1,0 +1,253 @@
+"""Static signatures that plain typing can only say with helper types: reductions that drop a named axis, ``.T``.
+
+Reductions are written once here and shared by the Tensor methods (``x.sum(axis=Batch)``, through a descriptor
+that binds the tensor) and the ``tensorstage.numpy`` functions (``tnp.sum(x, axis=Batch)``, through a Protocol).
+Each overload matches the reduced axis at one end (positions 0, 1, 2 and -1, -2, -3), which covers every axis of
+tensors up to rank 6. A named axis the operand does not have matches no overload, so mypy and pyright report it;
+keepdims and tuples of axes fall back to an unknown shape (the mypy plugin computes those exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
+
+from typing_extensions import Self, TypeVarTuple, Unpack
+
+from .dims import Dim
+from .dtypes import DType, Floating, i32
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+DT = TypeVar("DT", bound=DType)
+FT = TypeVar("FT", bound=Floating)
+Shape = TypeVarTuple("Shape")
+S = TypeVarTuple("S")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+
+AnyShape = tuple[Any, ...]
+# Axis arguments the precise overloads do not cover: the result shape is left open (the plugin computes it).
+OpenAxes = int | tuple[int | type[Dim], ...] | list[int | type[Dim]]
+
+
+class BoundReduction(Generic[DT, Unpack[Shape]]):
+    """``x.sum`` (and mean, max, ...): calling it reduces ``x``; the overloads say which axis disappears."""
+
+    __slots__ = ("_x", "_name")
+
+    def __init__(self, x: Tensor[DT, Unpack[Shape]], name: str) -> None:
+        self._x = x
+        self._name = name
+
+    @overload
+    def __call__(self, axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]  # Tensor[DT, X, X] matches two positions alike
+        self: BoundReduction[DT, A, Unpack[S]], axis: type[A] | Literal[0], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self: BoundReduction[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self: BoundReduction[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B, C]: ...
+    @overload
+    def __call__(self, axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, axis: OpenAxes | None = None, keepdims: bool = False) -> Tensor[DT, Unpack[AnyShape]]: ...
+    def __call__(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims)
+
+
+class BoundArgReduction(Generic[DT, Unpack[Shape]]):
+    """``x.argmax`` / ``x.argmin``: int32 indices; the reduced axis disappears as for ``sum``."""
+
+    __slots__ = ("_x", "_name")
+
+    def __init__(self, x: Tensor[DT, Unpack[Shape]], name: str) -> None:
+        self._x = x
+        self._name = name
+
+    @overload
+    def __call__(self, axis: None = None) -> Tensor[i32]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundArgReduction[DT, A, Unpack[S]], axis: type[A] | Literal[0]
+    ) -> Tensor[i32, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundArgReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1]
+    ) -> Tensor[i32, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self: BoundArgReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1]
+    ) -> Tensor[i32, A, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self: BoundArgReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2]
+    ) -> Tensor[i32, Unpack[S], B]: ...
+    @overload
+    def __call__(self, axis: int) -> Tensor[i32, Unpack[AnyShape]]: ...
+    def __call__(self, axis: Any = None) -> Any:
+        return getattr(_tnp(), self._name)(self._x, axis=axis)
+
+
+class reduction_method:  # noqa: N801 - used like a decorator-free method definition
+    """Descriptor: ``Tensor.sum = reduction_method("sum")`` binds the tensor into a ``BoundReduction``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else BoundReduction(obj, self.name)
+
+
+class arg_reduction_method:  # noqa: N801
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundArgReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else BoundArgReduction(obj, self.name)
+
+
+class transpose_attr:  # noqa: N801
+    """``.T``: a property cannot be overloaded, so this descriptor is, per rank (rank >= 3 reverses: open shape)."""
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, A, B], owner: Any) -> Tensor[DT, B, A]: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, A], owner: Any) -> Tensor[DT, A]: ...
+    @overload
+    def __get__(self, obj: Tensor[DT], owner: Any) -> Tensor[DT]: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, A, B, C], owner: Any) -> Tensor[DT, C, B, A]: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[AnyShape]], owner: Any) -> Tensor[DT, Unpack[AnyShape]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else _tnp().transpose(obj)
+
+
+class matrix_transpose_attr:  # noqa: N801
+    """``.mT``: swaps the last two axes."""
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S], A, B], owner: Any) -> Tensor[DT, Unpack[S], B, A]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else _tnp().swapaxes(obj, -1, -2)
+
+
+# ------------------------------------------------------------------------------- function signatures (Protocols)
+
+
+class Reduction(Protocol):
+    """``tnp.sum(x, axis=...)`` and friends (same overloads as ``BoundReduction``)."""
+
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, Unpack[S]], axis: type[A] | Literal[0], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, B, Unpack[S]], axis: type[B] | Literal[1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B, C]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], axis: OpenAxes | None = None, keepdims: bool = False
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+
+
+class ArgReduction(Protocol):
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None) -> Tensor[i32]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, Unpack[S]], axis: type[A] | Literal[0]
+    ) -> Tensor[i32, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1]
+    ) -> Tensor[i32, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, A, B, Unpack[S]], axis: type[B] | Literal[1]
+    ) -> Tensor[i32, A, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2]) -> Tensor[i32, Unpack[S], B]: ...
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S]], axis: int) -> Tensor[i32, Unpack[AnyShape]]: ...
+
+
+class FloatUnary(Protocol):
+    """``exp``, ``tanh``, ...: floating-point in, same type out (an integer tensor is a type error)."""
+
+    def __call__(self, x: Tensor[FT, Unpack[S]]) -> Tensor[FT, Unpack[S]]: ...
+
+
+def as_reduction(fn: Callable[..., Any]) -> Reduction:
+    """Give a reduction implementation its public overloads (identity at run time)."""
+    return fn
+
+
+def as_arg_reduction(fn: Callable[..., Any]) -> ArgReduction:
+    return fn
+
+
+def as_float_unary(fn: Callable[..., Any]) -> FloatUnary:
+    return fn
+
+
+def _tnp() -> Any:
+    from .prelude import numpy
+
+    return numpy

@@ -1,0 +1,157 @@
+"""Staging a function called inside another staged function into its own graph, for a transform to rewrite.
+
+The arguments' tensor leaves become the subgraph's inputs; outer staged values the function reads become extra
+trailing inputs (closure conversion), so the transformed graph can be inlined back with ``builder.inline``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from . import pytree
+from .array import Array, as_host_array
+from .program import Program
+from .staging import dtypes as _dt
+from .signature import Spec
+from .staging.ir import Atom, Aval, Graph, Literal, Var
+from .tensor import Tensor, Traced
+from .trace import WeakTraced, to_atom, trace_flat, wrap
+
+
+@attrs.frozen
+class Subgraph:
+    """``fn`` staged on given arguments: its graph, the outer atoms to feed it, and how leaves map to args."""
+
+    graph: Graph
+    atoms: tuple[Atom, ...]  # one per graph input: the dynamic leaves, then closed-over outer values
+    out_tree: pytree.TreeDef
+    arg_trees: tuple[pytree.TreeDef, ...]  # structure of each positional argument
+    leaf_arg: tuple[int, ...]  # per graph input: positional index of its argument (-1: kwargs or closure)
+    leaf_names: tuple[str, ...]  # per graph input: where it came from, for messages
+
+    @property
+    def num_leaf_inputs(self) -> int:
+        return len(self.leaf_names)
+
+    def outputs(self, atoms: Sequence[Atom]) -> Any:
+        return pytree.unflatten(self.out_tree, [wrap(a) for a in atoms])
+
+
+def is_tensor_leaf(x: object) -> bool:
+    return isinstance(x, (Tensor, np.ndarray, np.generic, Spec))
+
+
+def _leaf_atom(x: Any) -> tuple[Atom, bool]:
+    """The staged operand for a dynamic leaf and whether it is weakly typed (a Python scalar)."""
+    if isinstance(x, Traced):
+        return x.atom, isinstance(x, WeakTraced)
+    if isinstance(x, Spec):  # an abstract placeholder: a fresh value no outer graph defines
+        return Var(x.aval), False
+    if isinstance(x, (Array, np.ndarray, np.generic)):
+        atom = to_atom(x)
+        if isinstance(atom, Literal):
+            atom = Literal(atom.value, Aval(atom.aval.shape, _dt.canonical(atom.aval.dtype)))
+        return atom, False
+    host = as_host_array(x)
+    return Literal(host, Aval((), host.dtype)), True
+
+
+def stage_subgraph(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    scalar_args: Sequence[int] = (),
+    names: Sequence[str] = (),
+) -> Subgraph:
+    """Stage ``fn(*args, **kwargs)``; Python scalars in positional args listed in ``scalar_args`` become inputs."""
+    arg_trees = tuple(pytree.structure(a) for a in args)
+    leaves, treedef = pytree.flatten((tuple(args), kwargs))
+    owner: list[int] = []
+    paths: list[str] = []
+    for i, tree in enumerate(arg_trees):
+        owner.extend([i] * tree.num_leaves)
+        base = names[i] if i < len(names) else f"argument {i}"
+        paths.extend(base if tree.num_leaves == 1 else f"{base} leaf {k}" for k in range(tree.num_leaves))
+    owner.extend([-1] * (len(leaves) - len(owner)))
+    paths.extend(["a keyword argument"] * (len(leaves) - len(paths)))
+    dynamic: list[bool] = []
+    avals: list[Aval | None] = []
+    weak: list[bool] = []
+    atoms: list[Atom] = []
+    leaf_arg: list[int] = []
+    leaf_names: list[str] = []
+    for leaf, arg, path in zip(leaves, owner, paths):
+        is_dyn = is_tensor_leaf(leaf) or (arg in scalar_args and type(leaf) in (float, int, bool))
+        dynamic.append(is_dyn)
+        if is_dyn:
+            atom, is_weak = _leaf_atom(leaf)
+            atoms.append(atom)
+            avals.append(atom.aval)
+            weak.append(is_weak)
+            leaf_arg.append(arg)
+            leaf_names.append(path)
+        else:
+            avals.append(None)
+            weak.append(False)
+    traced = trace_flat(fn, treedef, leaves, dynamic, avals, weak)
+    return Subgraph(
+        traced.graph,
+        (*atoms, *traced.closure),
+        traced.out_tree,
+        arg_trees,
+        (*leaf_arg, *([-1] * len(traced.closure))),
+        tuple(leaf_names),
+    )
+
+
+def param_names(fn: Callable[..., Any]) -> list[str]:
+    target = fn.fn if isinstance(fn, Program) else fn
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def function_name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "name", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def as_program(body: Callable[..., Any], fn: Callable[..., Any], name: str) -> Program[..., Any]:
+    """A Program running ``body``, carrying ``fn``'s parameter annotations (for ``stage(Dim=n)`` and dim names)
+    and static arguments, but not its return annotation (a transform's result has another type)."""
+    target = fn.fn if isinstance(fn, Program) else fn
+    annotations = dict(getattr(target, "__annotations__", {}) or {})
+    annotations.pop("return", None)
+    body.__wrapped__ = target  # type: ignore[attr-defined]  # signature and globals for annotation lookup
+    body.__annotations__ = annotations
+    body.__name__ = name
+    body.__qualname__ = name
+    static = fn.static_argnums if isinstance(fn, Program) else ()
+    return Program(body, name=name, static_argnums=static)
+
+
+_TRANSFORMED: OrderedDict[Hashable, Program[..., Any]] = OrderedDict()
+_TRANSFORMED_SIZE = 256
+
+
+def memoized(key: Hashable, make: Callable[[], Program[..., Any]]) -> Program[..., Any]:
+    """One Program per (transform, function, options): ``grad(f)(x)`` written in a loop compiles once."""
+    try:
+        found = _TRANSFORMED.get(key)
+    except TypeError:  # an unhashable callable: no reuse, still correct
+        return make()
+    if found is None:
+        found = make()
+        _TRANSFORMED[key] = found
+        if len(_TRANSFORMED) > _TRANSFORMED_SIZE:
+            _TRANSFORMED.popitem(last=False)
+    else:
+        _TRANSFORMED.move_to_end(key)
+    return found

@@ -1,0 +1,69 @@
+"""Activation functions and (log-)softmax. ``axis`` is an int or a Dim class (``softmax(x, axis=Classes)``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dtypes import DType, Floating
+from ...tensor import Tensor
+from ..numpy import abs, exp, logsumexp, sigmoid, sign, tanh, where
+from ..numpy._core import as_tensor, dtype_error, normalize_axes, op
+from ...staging import dtypes as _dt
+
+DT = TypeVar("DT", bound=DType)
+FT = TypeVar("FT", bound=Floating)
+Shape = TypeVarTuple("Shape")
+
+
+def _float(name: str, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    t = as_tensor(x)
+    if not _dt.is_float(t.aval.dtype):
+        raise dtype_error(name, f"{name} needs a floating-point operand, got {t.aval}; convert it with .astype(f32)")
+    return t
+
+
+@op
+def relu(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """``max(x, 0)``, with derivative 0 at 0 (a select, not a max, so ties do not split the gradient)."""
+    return where(x > 0, x, 0)
+
+
+@op
+def silu(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``x * sigmoid(x)`` (also called swish)."""
+    return _float("silu", x) * sigmoid(x)
+
+
+@op
+def gelu(x: Tensor[FT, Unpack[Shape]], approximate: bool = True) -> Tensor[FT, Unpack[Shape]]:
+    """The Gaussian error linear unit; ``approximate=True`` is the tanh form, False the erf form."""
+    t = _float("gelu", x)
+    if approximate:
+        inner = math.sqrt(2.0 / math.pi) * (t + 0.044715 * t * t * t)
+        return 0.5 * t * (1.0 + tanh(inner))
+    return 0.5 * t * (1.0 + erf(t * (1.0 / math.sqrt(2.0))))
+
+
+def erf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """The error function, by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
+    a = abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign(x) * (1.0 - poly * exp(-a * a))
+
+
+@op
+def log_softmax(x: Tensor[FT, Unpack[Shape]], axis: int | type = -1) -> Tensor[FT, Unpack[Shape]]:
+    """``x - logsumexp(x, axis)``: log-probabilities, stable for any logits."""
+    t = _float("log_softmax", x)
+    (index,) = normalize_axes("log_softmax", axis, t, allow_none=False)
+    return t - logsumexp(t, axis=index, keepdims=True)
+
+
+@op
+def softmax(x: Tensor[FT, Unpack[Shape]], axis: int | type = -1) -> Tensor[FT, Unpack[Shape]]:
+    """Probabilities along ``axis`` (exp of the log-softmax, so large logits never overflow)."""
+    return exp(log_softmax(x, axis))

@@ -1,0 +1,26 @@
+"""Leafwise helpers over parameter pytrees (tuples, lists, dicts, attrs classes of tensors)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ...pytree import structure, tree_map
+from ..numpy import zeros_like
+
+T = TypeVar("T")
+
+
+def zeros_tree(tree: T) -> T:
+    return tree_map(zeros_like, tree)  # type: ignore[no-any-return]
+
+
+def map_trees(fn: Callable[..., Any], tree: T, *rest: Any) -> T:
+    """``fn`` over matching leaves; a mismatched structure (grads for other params) is a clear error."""
+    for other in rest:
+        if structure(other) != structure(tree):
+            raise TypeError(
+                f"optimizer: the trees differ in structure: {structure(tree)!r} vs {structure(other)!r} "
+                "(gradients, state and parameters must have one structure)"
+            )
+    return tree_map(fn, tree, *rest)  # type: ignore[no-any-return]

@@ -1,0 +1,162 @@
+"""Sampling from distributions: uniform, normal, bernoulli, categorical and randint.
+
+Each draw turns the key's bits into values with exact integer-to-float conversions (no bit casts), so float32
+uniforms are the same numbers JAX draws from the same key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...dtypes import DType, Floating, f32, i32, to_numpy
+from ...staging import dtypes as _dt
+from ...staging.builder import bind
+from ...staging.ir import Atom, Aval, DimName, literal
+from ...staging.primitives import elementwise as E
+from ...staging.primitives import reductions as R
+from ...staging.primitives import structural as S
+from ...tensor import Tensor
+from ..numpy import argmax, log, maximum, moveaxis, sqrt
+from ..numpy._core import as_tensor, atom, broadcast_shapes, describe, dtype_error, op, shape_error, wrap
+from ._erfinv import erfinv
+from ._keys import U32, AnyTensor, Key, ShapeLike, bits32, bits_pair, check_key, parse_shape, split
+
+_MANTISSA_BITS = {np.dtype(np.float16): 10, _dt.bfloat16: 7, np.dtype(np.float32): 23}
+
+
+def _float_dtype(op_name: str, dtype: Any) -> np.dtype[Any]:
+    target = to_numpy(dtype)
+    if not _dt.is_float(target):
+        raise dtype_error(op_name, f"{op_name} draws floating-point values; got dtype {_dt.short_name(target)}")
+    return target
+
+
+def unit_floats(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...], dtype: np.dtype[Any]) -> Atom:
+    """Uniform floats in [0, 1): the top mantissa-width bits, scaled by an exact power of two."""
+    if dtype == np.float64:  # 52 mantissa bits from both Threefry words: high 20 bits of one, all 32 of the other
+        high, low = bits_pair(key, sizes, names)
+        top = E.convert(bind(E.shift_right_logical_p, high, literal(12, U32)), dtype)
+        return E.add(E.mul(top, literal(2.0**-20, dtype)), E.mul(E.convert(low, dtype), literal(2.0**-52, dtype)))
+    width = _MANTISSA_BITS[dtype]
+    top = bind(E.shift_right_logical_p, bits32(key, sizes, names), literal(32 - width, U32))
+    return E.mul(E.convert(top, dtype), literal(2.0**-width, dtype))
+
+
+def _uniform(op_name: str, key: Key, shape: ShapeLike, dtype: Any, minval: Any, maxval: Any) -> AnyTensor:
+    target = _float_dtype(op_name, dtype)
+    sizes, names = parse_shape(op_name, shape)
+    unit = wrap(unit_floats(check_key(op_name, key), sizes, names, target))
+    lo, hi = wrap(atom(minval, target)), wrap(atom(maxval, target))
+    for bound in (lo, hi):
+        if bound.aval.dtype != target:
+            raise dtype_error(op_name, f"bounds must be {_dt.short_name(target)}, got {describe(bound)}")
+    # max() keeps the result >= minval where rounding of the affine map would undershoot it.
+    return maximum(lo, unit * (hi - lo) + lo)
+
+
+@op
+def uniform(
+    key: Key, shape: ShapeLike = (), dtype: type[Floating] | Any = f32, minval: Any = 0.0, maxval: Any = 1.0
+) -> AnyTensor:
+    """Uniform floats in ``[minval, maxval)``."""
+    return _uniform("uniform", key, shape, dtype, minval, maxval)
+
+
+@op
+def normal(key: Key, shape: ShapeLike = (), dtype: type[Floating] | Any = f32) -> AnyTensor:
+    """Standard normal floats, by the inverse CDF: ``sqrt(2) * erfinv(u)`` for ``u`` uniform in (-1, 1)."""
+    target = _float_dtype("normal", dtype)
+    work = target if target.itemsize >= 4 else np.dtype(np.float32)  # half precision: compute in f32
+    lowest = float(np.nextafter(np.array(-1.0, work), np.array(0.0, work)))
+    u = _uniform("normal", key, shape, work, lowest, 1.0)
+    z = erfinv(u) * float(np.sqrt(2.0))
+    return z if work == target else z.astype(target)
+
+
+@op
+def bernoulli(key: Key, p: Any = 0.5, shape: ShapeLike | None = None) -> Tensor[Any, Any]:
+    """Booleans that are True with probability ``p`` (a float, or a float tensor broadcast to ``shape``)."""
+    prob = as_tensor(p)
+    if not _dt.is_float(prob.aval.dtype):
+        raise dtype_error("bernoulli", f"p must be a float probability, got {describe(p)}")
+    u = _uniform("bernoulli", key, prob.aval.shape if shape is None else shape, prob.aval.dtype, 0.0, 1.0)
+    if prob.aval.ndim:
+        broadcast_shapes("bernoulli", [u.aval, prob.aval])  # a clear error before the comparison's
+    return u < prob
+
+
+@op
+def categorical(key: Key, logits: Tensor[Any, Any], axis: int | type = -1, shape: ShapeLike | None = None) -> AnyTensor:
+    """Class indices (i32) drawn with probabilities ``softmax(logits, axis)``, by the Gumbel-max trick.
+
+    ``shape`` (default: the logits' shape without ``axis``) may add leading sample axes."""
+    from ..numpy._core import normalize_axes
+
+    given = as_tensor(logits)
+    if not _dt.is_float(given.aval.dtype):
+        raise dtype_error("categorical", f"logits must be floating-point, got {describe(logits)}")
+    (class_axis,) = normalize_axes("categorical", axis, given, allow_none=False)
+    t = as_tensor(moveaxis(given, class_axis, -1))
+    batch = t.aval.shape[:-1]
+    sizes, names = (batch, t.aval.dims[:-1]) if shape is None else parse_shape("categorical", shape)
+    if sizes[len(sizes) - len(batch):] != batch or len(sizes) < len(batch):
+        raise shape_error(
+            "categorical", f"shape {sizes} must end with the logits' batch shape {batch} (logits {describe(logits)})"
+        )
+    full = Aval((*sizes, t.aval.shape[-1]), t.aval.dtype, (*names, t.aval.dims[-1]))
+    tiled = wrap(S.broadcast_to(t.atom, full))
+    tiny = float(np.finfo(t.aval.dtype).tiny)
+    u = _uniform("categorical", key, (*sizes, t.aval.shape[-1]), t.aval.dtype, tiny, 1.0)
+    gumbel = -log(-log(u))
+    return argmax(tiled + gumbel, axis=-1)
+
+
+@op
+def randint(key: Key, shape: ShapeLike, minval: Any, maxval: Any, dtype: type[DType] | Any = i32) -> AnyTensor:
+    """Uniform integers in ``[minval, maxval)`` (integer dtypes up to 32 bits); ``minval`` when the range is empty."""
+    target = to_numpy(dtype)
+    if not _dt.is_integer(target) or target.itemsize > 4:
+        raise dtype_error("randint", f"randint draws integers of up to 32 bits, got dtype {_dt.short_name(target)}")
+    check_key("randint", key)
+    sizes, names = parse_shape("randint", shape)
+    k1, k2 = split(key)
+    high = bits32(as_tensor(k1).atom, sizes, names)
+    low = bits32(as_tensor(k2).atom, sizes, names)
+    lo = _int_bound("minval", minval, target, 0)
+    span = _span(minval, maxval, lo, target)
+    offset: Atom
+    if span is None:  # the whole 32-bit range: every bit pattern is a value
+        offset = high
+    else:
+        # (high * 2**32 + low) mod span, so the modulo bias is that of a 64-bit draw, not a 32-bit one.
+        multiplier = E.rem(literal(2**16, U32), span)
+        multiplier = E.rem(E.mul(multiplier, multiplier), span)
+        offset = E.rem(E.add(E.mul(E.rem(high, span), multiplier), E.rem(low, span)), span)
+    # Adding in u32 and converting back wraps exactly (two's complement), for signed and unsigned dtypes.
+    return wrap(E.convert(E.add(E.convert(lo, U32), offset), target))
+
+
+def _span(minval: Any, maxval: Any, lo: Atom, dtype: np.dtype[Any]) -> Atom | None:
+    """``maxval - minval`` as u32 (1 for an empty range); None for a span of exactly 2**32."""
+    if isinstance(minval, int) and isinstance(maxval, int):
+        _int_bound("maxval", maxval, dtype, 1)
+        width = max(maxval - minval, 1)
+        return None if width == 2**32 else literal(width, U32)
+    hi = _int_bound("maxval", maxval, dtype, 0)
+    span = E.sub(E.convert(hi, U32), E.convert(lo, U32))  # exact mod 2**32 for any pair of bounds
+    return E.select(bind(E.le_p, hi, lo), S.full_like(span, 1), span)
+
+
+def _int_bound(name: str, bound: Any, dtype: np.dtype[Any], slack: int) -> Atom:
+    """A bound as a scalar of ``dtype``; Python ints may exceed the dtype's top by ``slack`` (an exclusive max)."""
+    if isinstance(bound, (int, np.integer)) and not isinstance(bound, bool):
+        info = np.iinfo(dtype)
+        if not info.min <= int(bound) <= int(info.max) + slack:
+            raise dtype_error("randint", f"{name}={bound} is out of range for {_dt.short_name(dtype)}")
+        return literal(min(int(bound), int(info.max)), dtype)
+    t = as_tensor(bound)
+    if t.aval.ndim or not _dt.is_integer(t.aval.dtype):
+        raise dtype_error("randint", f"{name} must be an int or an integer scalar, got {describe(bound)}")
+    return E.convert(t.atom, dtype)

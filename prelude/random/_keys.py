@@ -1,0 +1,173 @@
+"""PRNG keys: making them, splitting them, folding data into them, and drawing raw bits from them.
+
+A key is a ``u32[2]`` tensor (the two words of a Threefry key). Keys are values, not state: the same key gives
+the same numbers everywhere, so a key must be split (or have data folded in) before being used twice. The bits
+of element ``i`` (row-major) of a draw are ``threefry(key, (0, i))``, the layout JAX uses with
+``jax_threefry_partitionable``, so draws also match JAX's bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
+from typing_extensions import Unpack
+
+from ...dims import Dim
+from ...dtypes import Integer, u32
+from ...staging import dtypes as _dt
+from ...staging.builder import bind, is_staging
+from ...staging.ir import Atom, DimName, literal
+from ...staging.primitives import elementwise as E
+from ...staging.primitives import structural as S
+from ...staging.primitives.slicing import concatenate, iota, slice_in_dim
+from ...tensor import Tensor
+from ..numpy._core import as_tensor, describe, dtype_error, op, shape_error, wrap
+from ._threefry import U32 as U32
+from ._threefry import threefry2x32
+
+Key: TypeAlias = Tensor[u32, Literal[2]]
+AnyTensor: TypeAlias = Tensor[Any, Unpack[tuple[Any, ...]]]
+ShapeLike: TypeAlias = "int | type[Dim] | Sequence[int | type[Dim]]"
+
+
+# ------------------------------------------------------------------------------------------- key words
+
+
+def check_key(op_name: str, key: Any) -> Atom:
+    """The key's atom, after checking it is a ``u32[2]`` key."""
+    if not isinstance(key, Tensor):
+        raise dtype_error(op_name, f"expected a key from ts.random.key(seed), got {describe(key)}")
+    if key.aval.dtype != U32 or key.aval.shape != (2,):
+        raise dtype_error(op_name, f"expected a key (u32[2]) from ts.random.key(seed), got {key.aval}")
+    return as_tensor(key).atom
+
+
+def key_words(key: Atom) -> tuple[Atom, Atom]:
+    """The two u32 words of a key, as scalars."""
+    return _element(key, 0), _element(key, 1)
+
+
+def _element(vector: Atom, i: int) -> Atom:
+    return S.reshape(slice_in_dim(vector, i, i + 1, 0), ())
+
+
+def make_key(first: Atom, second: Atom) -> Atom:
+    """A ``u32[2]`` key from two u32 scalars."""
+    return concatenate([S.reshape(first, (1,)), S.reshape(second, (1,))], 0)
+
+
+# ----------------------------------------------------------------------------------------------- shapes
+
+
+def parse_shape(op_name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:
+    """Sizes and dim names from ints and fixed-size Dim classes (``class Hidden(Dim, size=64)``)."""
+    items = shape if isinstance(shape, (tuple, list)) else (shape,)
+    sizes: list[int] = []
+    names: list[DimName] = []
+    for item in items:
+        if isinstance(item, type):
+            size = getattr(item, "size", None)
+            if size is None:
+                raise shape_error(op_name, f"dim {item.__name__} has no fixed size; pass its size as an int")
+            sizes.append(int(size))
+            names.append(item.__name__)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            if item < 0:
+                raise shape_error(op_name, f"negative dimension {item} in shape {tuple(items)}")
+            sizes.append(int(item))
+            names.append(None)
+        else:
+            raise shape_error(op_name, f"shape entries must be ints or fixed-size Dim classes, got {item!r}")
+    return tuple(sizes), tuple(names)
+
+
+def _counters(sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Atom:
+    """The row-major index of every element, as u32."""
+    count = int(np.prod(sizes, dtype=np.int64))
+    if count >= 2**32:
+        raise shape_error("random", f"draws of {count} elements (>= 2**32) are not supported")
+    return S.reshape(iota(U32, (count,)), sizes, names)
+
+
+def bits_pair(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...]) -> tuple[Atom, Atom]:
+    """Both Threefry output words for every element of the shape: 64 random bits each."""
+    k0, k1 = key_words(key)
+    if not sizes:
+        return threefry2x32(k0, k1, literal(0, U32), literal(0, U32))
+    # Counters below 2**32 have a zero high word; a rank-0 zero broadcasts against the low words.
+    return threefry2x32(k0, k1, literal(0, U32), _counters(sizes, names))
+
+
+def bits32(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Atom:
+    """32 random bits per element: the xor of the two Threefry words."""
+    high, low = bits_pair(key, sizes, names)
+    return bind(E.xor_p, high, low)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------- public API
+
+
+def key(seed: int | Tensor[Integer]) -> Key:
+    """A key from an integer seed (a Python int up to 64 bits, or an integer scalar tensor)."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        value = int(seed)
+        if not -(2**63) <= value < 2**64:
+            raise dtype_error("key", f"seed {value} does not fit in 64 bits")
+        words = np.array([(value >> 32) & 0xFFFFFFFF, value & 0xFFFFFFFF], dtype=np.uint32)
+        if is_staging():
+            return wrap(literal(words, U32))
+        from ...array import asarray
+
+        return asarray(words)
+    if isinstance(seed, bool) or not isinstance(seed, Tensor):
+        raise dtype_error("key", f"a seed must be an int or an integer scalar tensor, got {describe(seed)}")
+    return _key_from_tensor(seed)
+
+
+@op
+def _key_from_tensor(seed: Tensor[Integer]) -> Key:
+    t = as_tensor(seed)
+    if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
+        raise dtype_error("key", f"a seed must be an integer scalar, got {describe(seed)}")
+    # Wider seeds contribute their high word, as ts.random.key(int) does for Python ints.
+    high = E.convert(_shift_right(t.atom, 32), U32) if t.aval.dtype.itemsize == 8 else literal(0, U32)
+    return wrap(make_key(high, E.convert(t.atom, U32)))
+
+
+def _shift_right(x: Atom, bits: int) -> Atom:
+    return bind(E.shift_right_logical_p, x, literal(bits, x.aval.dtype))  # type: ignore[no-any-return]
+
+
+@op
+def split(key: Key, num: int = 2) -> tuple[Key, ...]:
+    """``num`` new independent keys (a tuple, so ``k1, k2 = split(key)`` type-checks)."""
+    atom = check_key("split", key)
+    if not isinstance(num, int) or num < 1:
+        raise shape_error("split", f"num must be a positive int, got {num!r}")
+    high, low = bits_pair(atom, (num,), (None,))
+    return tuple(wrap(make_key(_element(high, i), _element(low, i))) for i in range(num))
+
+
+@op
+def fold_in(key: Key, data: int | Tensor[Integer]) -> Key:
+    """A new key that depends on ``key`` and the integer ``data`` (e.g. a step or a layer index)."""
+    atom = check_key("fold_in", key)
+    if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        word: Atom = literal(int(data) & 0xFFFFFFFF, U32)
+    else:
+        t = as_tensor(data)
+        if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
+            raise dtype_error("fold_in", f"data must be an integer scalar, got {describe(data)}")
+        word = E.convert(t.atom, U32)
+    k0, k1 = key_words(atom)
+    first, second = threefry2x32(k0, k1, literal(0, U32), word)
+    return wrap(make_key(first, second))
+
+
+@op
+def bits(key: Key, shape: ShapeLike = ()) -> Tensor[u32, Unpack[tuple[Any, ...]]]:
+    """Uniformly random u32 bits of the given shape."""
+    sizes, names = parse_shape("bits", shape)
+    return wrap(bits32(check_key("bits", key), sizes, names))

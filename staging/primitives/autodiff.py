@@ -1,0 +1,248 @@
+"""Primitives that steer differentiation: ``stop_gradient`` and calls with user-defined derivative rules.
+
+``custom_jvp_call`` and ``custom_vjp_call`` carry the user's function and rules as subgraphs in their params.
+Each subgraph reads its own closed-over outer values, which trail the call's inputs (``consts``); those values
+are treated as constants by differentiation, as in JAX's ``custom_jvp``/``custom_vjp``.
+
+- ``custom_jvp_call``: inputs ``(*args, *fun_consts, *rule_consts)``; ``rule`` maps ``(*args, *tangents,
+  *rule_consts)`` to ``(*outs, *tangent_outs)``. Reverse mode transposes the rule: since it is linear in the
+  tangents, the VJP of the rule with respect to its tangent inputs is the transpose.
+- ``custom_vjp_call``: inputs ``(*args, *fun_consts, *fwd_consts, *bwd_consts)``; ``fwd`` maps ``(*args,
+  *fwd_consts)`` to ``(*outs, *residuals)`` and ``bwd`` maps ``(*residuals, *out_cts, *bwd_consts)`` to one
+  cotangent per arg. Forward mode is not defined for it (as in JAX): use ``custom_jvp`` for that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..builder import bind, inline
+from ..errors import ShapeError, TransformError
+from ..ir import Atom, Aval, Graph
+from ..primitive import Primitive
+from ..source import user_location
+from ..zeros import MaybeZero, Zero
+from . import structural as S
+
+# ------------------------------------------------------------------------------------------ stop_gradient
+
+stop_gradient_p = Primitive("stop_gradient")
+
+
+@stop_gradient_p.def_shape
+def _stop_gradient_shape(x: Aval) -> Aval:
+    return x
+
+
+def stop_gradient(x: Atom) -> Atom:
+    return bind(stop_gradient_p, x)  # type: ignore[no-any-return]
+
+
+@stop_gradient_p.def_jvp
+def _stop_gradient_jvp(primals: Sequence[Atom], tangents: Any, outs: Sequence[Atom]) -> Any:
+    return (Zero(outs[0].aval),)
+
+
+@stop_gradient_p.def_vjp
+def _stop_gradient_vjp(cts: Any, primals: Sequence[Atom], outs: Any, wants: Any) -> Any:
+    return (Zero(primals[0].aval),)
+
+
+@stop_gradient_p.def_batch
+def _stop_gradient_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
+    return stop_gradient(args[0]), dims[0]
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def _check_inputs(name: str, avals: Sequence[Aval], graph: Graph, offset: int = 0) -> None:
+    for i, (got, want) in enumerate(zip(avals, graph.in_avals[offset:])):
+        if not got.same_layout(want):
+            raise ShapeError(f"input {i} is {got}, but the function was staged for {want}", name)
+
+
+def _no_differentiated_consts(kind: str, name: str, flags: Sequence[bool]) -> None:
+    """Closed-over values are constants to a custom rule; differentiating through one would be silently wrong."""
+    if any(flags):
+        raise TransformError(
+            f"{kind} function {name} closes over a value that is being differentiated; pass it as an argument",
+            kind,
+            user_location(),
+        )
+
+
+def _dense(t: MaybeZero) -> Atom:
+    return S.zeros(t.aval) if isinstance(t, Zero) else t
+
+
+def _split(seq: Sequence[Any], *sizes: int) -> list[list[Any]]:
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(seq[start : start + n]))
+        start += n
+    out.append(list(seq[start:]))
+    return out
+
+
+def _batch_all(args: Sequence[Atom], dims: Sequence[int | None]) -> tuple[list[Atom], int]:
+    """Every input batched at axis 0 (unbatched ones broadcast), so each subgraph batches uniformly."""
+    from ..transforms.batching import move_batch_axis
+
+    size = next(a.aval.shape[d] for a, d in zip(args, dims) if d is not None)
+    return [move_batch_axis(a, d, 0, size) for a, d in zip(args, dims)], size
+
+
+def _batched(graph: Graph, size: int) -> Graph:
+    from ..transforms.batching import batch_graph
+
+    batched, _ = batch_graph(graph, [0] * len(graph.inputs), size, out_dims=[0] * len(graph.outputs))
+    return batched
+
+
+# ------------------------------------------------------------------------------------------ custom_jvp_call
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+
+
+@custom_jvp_call_p.def_shape
+def _custom_jvp_shape(*avals: Aval, fun: Graph, rule: Graph, num_args: int, num_fun_consts: int, name: str) -> Any:
+    args, fun_consts, _ = _split(avals, num_args, num_fun_consts)
+    _check_inputs(f"custom_jvp {name}", [*args, *fun_consts], fun)
+    return fun.out_avals
+
+
+def custom_jvp_call(
+    args: Sequence[Atom], fun_consts: Sequence[Atom], rule_consts: Sequence[Atom], *, fun: Graph, rule: Graph, name: str
+) -> list[Atom]:
+    out = bind(
+        custom_jvp_call_p, *args, *fun_consts, *rule_consts,
+        fun=fun, rule=rule, num_args=len(args), num_fun_consts=len(fun_consts), name=name,
+    )
+    return list(out)
+
+
+@custom_jvp_call_p.def_jvp
+def _custom_jvp_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, fun: Graph, rule: Graph,
+    num_args: int, num_fun_consts: int, name: str,
+) -> Any:
+    args, _, rule_consts = _split(primals, num_args, num_fun_consts)
+    _no_differentiated_consts("custom_jvp", name, [not isinstance(t, Zero) for t in tangents[num_args:]])
+    arg_tangents = [_dense(t) for t in tangents[:num_args]]
+    results = inline(rule, [*args, *arg_tangents, *rule_consts])
+    return results[len(outs):]
+
+
+@custom_jvp_call_p.def_vjp
+def _custom_jvp_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *, fun: Graph,
+    rule: Graph, num_args: int, num_fun_consts: int, name: str,
+) -> Any:
+    from ..transforms.vjp import vjp_emit
+
+    args, fun_consts, rule_consts = _split(primals, num_args, num_fun_consts)
+    _no_differentiated_consts("custom_jvp", name, wants[num_args:])
+    # The rule is linear in its tangents: its VJP with respect to them (at any tangent, zeros here) is the
+    # transpose. Forward work on the zero tangents is dead and removed by DCE.
+    zeros = [S.zeros(a.aval) for a in args]
+    rule_wants = [False] * num_args + list(wants[:num_args]) + [False] * len(rule_consts)
+    out_cts: list[MaybeZero] = [Zero(o.aval) for o in outs] + list(cts)
+    _, in_cts = vjp_emit(rule, [*args, *zeros, *rule_consts], out_cts, rule_wants)
+    tangent_cts = in_cts[num_args : 2 * num_args]
+    return [*tangent_cts, *([None] * (len(fun_consts) + len(rule_consts)))]
+
+
+@custom_jvp_call_p.def_batch
+def _custom_jvp_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, fun: Graph, rule: Graph, num_args: int, num_fun_consts: int,
+    name: str,
+) -> Any:
+    ins, size = _batch_all(args, dims)
+    xs, fun_consts, rule_consts = _split(ins, num_args, num_fun_consts)
+    outs = custom_jvp_call(xs, fun_consts, rule_consts, fun=_batched(fun, size), rule=_batched(rule, size), name=name)
+    return outs, [0] * len(outs)
+
+
+# ------------------------------------------------------------------------------------------ custom_vjp_call
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+
+
+@custom_vjp_call_p.def_shape
+def _custom_vjp_shape(
+    *avals: Aval, fun: Graph, fwd: Graph, bwd: Graph, num_args: int, consts: tuple[int, int, int], name: str
+) -> Any:
+    args, fun_consts, _, _, _ = _split(avals, num_args, *consts)
+    _check_inputs(f"custom_vjp {name}", [*args, *fun_consts], fun)
+    return fun.out_avals
+
+
+def custom_vjp_call(
+    args: Sequence[Atom], consts: tuple[Sequence[Atom], Sequence[Atom], Sequence[Atom]], *, fun: Graph, fwd: Graph,
+    bwd: Graph, name: str,
+) -> list[Atom]:
+    counts = (len(consts[0]), len(consts[1]), len(consts[2]))
+    out = bind(
+        custom_vjp_call_p, *args, *consts[0], *consts[1], *consts[2],
+        fun=fun, fwd=fwd, bwd=bwd, num_args=len(args), consts=counts, name=name,
+    )
+    return list(out)
+
+
+@custom_vjp_call_p.def_jvp
+def _custom_vjp_jvp(primals: Any, tangents: Any, outs: Any, *, name: str, **params: Any) -> Any:
+    raise TransformError(
+        f"{name} is a custom_vjp function, which defines reverse mode only; forward mode (jvp, jacfwd, hessian) "
+        "needs a custom_jvp rule",
+        "jvp",
+        user_location(),
+    )
+
+
+def _custom_vjp_forward(
+    ins: Sequence[Atom], wants: Sequence[bool], *, fun: Graph, fwd: Graph, bwd: Graph, num_args: int,
+    consts: tuple[int, int, int], name: str,
+) -> tuple[list[Atom], Any]:
+    """Run ``fwd`` once for both the outputs and the residuals; the backward closure runs ``bwd``."""
+    args, _, fwd_consts, bwd_consts = _split(ins, num_args, *consts)[:4]
+    _no_differentiated_consts("custom_vjp", name, wants[num_args:])
+    results = inline(fwd, [*args, *fwd_consts])
+    n_out = len(fun.outputs)
+    outs, residuals = list(results[:n_out]), list(results[n_out:])
+
+    def backward(cts: Sequence[MaybeZero], wants: Sequence[bool]) -> list[MaybeZero | None]:
+        arg_cts = inline(bwd, [*residuals, *(_dense(c) for c in cts), *bwd_consts])
+        return [*arg_cts, *([None] * sum(consts))]
+
+    return outs, backward
+
+
+@custom_vjp_call_p.def_vjp
+def _custom_vjp_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Sequence[bool], **params: Any) -> Any:
+    _, backward = _custom_vjp_forward(primals, wants, **params)
+    return backward(cts, wants)
+
+
+@custom_vjp_call_p.def_batch
+def _custom_vjp_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, fun: Graph, fwd: Graph, bwd: Graph, num_args: int,
+    consts: tuple[int, int, int], name: str,
+) -> Any:
+    ins, size = _batch_all(args, dims)
+    xs, fun_consts, fwd_consts, bwd_consts, _ = _split(ins, num_args, *consts)
+    outs = custom_vjp_call(
+        xs, (fun_consts, fwd_consts, bwd_consts),
+        fun=_batched(fun, size), fwd=_batched(fwd, size), bwd=_batched(bwd, size), name=name,
+    )
+    return outs, [0] * len(outs)
+
+
+def _register_forward_rule() -> None:
+    from ..transforms.vjp import FORWARD_RULES
+
+    FORWARD_RULES[custom_vjp_call_p] = _custom_vjp_forward
+
+
+_register_forward_rule()

@@ -1,0 +1,630 @@
+"""Structured control flow: ``cond``, ``while`` and ``scan``, primitives that carry their subgraphs as params.
+
+- ``cond(index, *operands; branches)`` runs ``branches[index]`` on the operands. A bool index picks between
+  exactly two branches ``(false_branch, true_branch)``; an i32 index between any number (out-of-range indices
+  run the last branch, as StableHLO's ``case``).
+- ``while(*cond_consts, *body_consts, *carry; cond_graph, body_graph, ...)`` repeats ``body_graph`` while
+  ``cond_graph`` says so. Its trip count is only known at run time, so it has a JVP but no VJP.
+- ``scan(*consts, *carry, *xs; body, length, reverse, ...)`` runs ``body(consts, carry, x_t) -> (carry, y_t)``
+  over the leading axis of ``xs`` and stacks the ``y_t``. Static trip count, so it is reverse-differentiable:
+  a forward scan saves per-step residuals as stacked outputs and a reverse scan applies the body's VJP.
+
+Subgraphs are closed (values from outside are explicit consts). Transforms of subgraphs reuse the graph-level
+walkers of ``staging.transforms``, imported inside the rules because those modules import the primitives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .. import dtypes
+from ..builder import abstract_eval, bind, building, current, current_loc, inline
+from ..dce import dce
+from ..errors import DTypeError, ShapeError, TransformError
+from ..ir import Atom, Aval, DimName, Equation, Graph, Var, literal
+from ..primitive import Primitive
+from ..shapes import describe
+from ..zeros import MaybeZero, Zero
+from . import elementwise as E
+from . import reductions as R
+from . import structural as S
+
+I32 = dtypes.DEFAULT_INT
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def join_types(op: str, what: str, left: Sequence[Aval], right: Sequence[Aval]) -> tuple[Aval, ...]:
+    """Avals that must agree (cond branches, a loop carry before and after the body): equal shapes and dtypes,
+    and dim names that do not contradict (an anonymous axis takes the other side's name)."""
+    if len(left) != len(right) or any(not a.same_layout(b) for a, b in zip(left, right)):
+        raise ShapeError(f"{what}: ({describe(left)}) vs ({describe(right)})", op)
+    joined = []
+    for a, b in zip(left, right):
+        names = []
+        for n, m in zip(a.dims, b.dims):
+            if n is not None and m is not None and n != m:
+                raise ShapeError(f"{what}: ({describe(left)}) vs ({describe(right)}) name one axis {n} and {m}", op)
+            names.append(n if n is not None else m)
+        joined.append(Aval(a.shape, a.dtype, names))
+    return tuple(joined)
+
+
+def _check_inputs(op: str, what: str, graph: Graph, avals: Sequence[Aval]) -> None:
+    if len(graph.inputs) != len(avals) or any(not v.aval.same_layout(a) for v, a in zip(graph.inputs, avals)):
+        raise ShapeError(f"{what} takes ({describe(graph.in_avals)}) but is given ({describe(avals)})", op)
+
+
+def select_outputs(graph: Graph, keep: Sequence[int]) -> Graph:
+    """``graph`` returning only the outputs at ``keep`` (in that order), with dead work removed."""
+    return dce(Graph(graph.inputs, graph.eqns, [graph.outputs[i] for i in keep]))
+
+
+def permute_inputs(graph: Graph, order: Sequence[int]) -> Graph:
+    """``graph`` whose i-th input is the old input ``order[i]``."""
+    return Graph([graph.inputs[i] for i in order], graph.eqns, graph.outputs)
+
+
+def with_unused_inputs(graph: Graph, avals: Sequence[Aval], at: int) -> Graph:
+    """``graph`` taking extra (ignored) inputs of ``avals`` inserted at position ``at``."""
+    extra = [Var(a) for a in avals]
+    return Graph([*graph.inputs[:at], *extra, *graph.inputs[at:]], graph.eqns, graph.outputs)
+
+
+def has_tangent(aval: Aval) -> bool:
+    return dtypes.is_float(aval.dtype)
+
+
+def nonzero(tangents: Sequence[MaybeZero], primals: Sequence[Atom]) -> list[bool]:
+    return [not isinstance(t, Zero) and has_tangent(p.aval) for t, p in zip(tangents, primals)]
+
+
+def instantiate(x: MaybeZero) -> Atom:
+    return S.zeros(x.aval) if isinstance(x, Zero) else x
+
+
+def active_outputs(graph: Graph, active_in: Sequence[bool]) -> list[bool]:
+    """Which outputs depend (differentiably) on the active inputs, as the reverse-mode walker decides."""
+    active = {id(v) for v, a in zip(graph.inputs, active_in) if a and has_tangent(v.aval)}
+    for eqn in graph.eqns:
+        if eqn.primitive.differentiable and any(isinstance(a, Var) and id(a) in active for a in eqn.inputs):
+            active.update(id(v) for v in eqn.outputs if has_tangent(v.aval))
+    return [isinstance(a, Var) and id(a) in active for a in graph.outputs]
+
+
+def _split(items: Sequence[Any], *sizes: int) -> list[list[Any]]:
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(items[start : start + n]))
+        start += n
+    out.append(list(items[start:]))
+    return out
+
+
+def _batch_size_and_name(args: Sequence[Atom], dims: Sequence[int | None]) -> tuple[int, DimName]:
+    for a, d in zip(args, dims):
+        if d is not None:
+            return a.aval.shape[d], a.aval.dims[d]
+    raise AssertionError("a batching rule ran without a batched operand")
+
+
+def _to_front(x: Atom, d: int | None, batched: bool, size: int, name: DimName) -> Atom:
+    """``x`` with its batch axis at 0 (broadcast if it had none), or unchanged when it stays unbatched."""
+    from ..transforms.batching import move_batch_axis
+
+    return move_batch_axis(x, d, 0 if batched else None, size, name)
+
+
+def _broadcast_pred(pred: Atom, like: Atom) -> Atom:
+    """A per-example predicate of shape (B,) widened to ``like``'s (B, ...) for select."""
+    aval = like.aval
+    return S.broadcast_in_dim(pred, aval.shape, (0,), (aval.dims[0], *(None,) * (aval.ndim - 1)))
+
+
+class Replacing(NamedTuple):
+    """In a JVP rule: the already-emitted primal outputs ``outs`` that the new equation recomputes at ``positions``."""
+
+    outs: Sequence[Atom]
+    positions: Sequence[int]
+
+
+def bind_control(prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any], replacing: Replacing | None) -> list[Atom]:
+    """Bind ``prim``. With ``replacing``, the equation that emitted the primal outputs is dropped and the new one
+    defines those same variables, so forward mode runs a loop once (not once for the value and once more for
+    value and tangent). That is only sound right after the walker re-emitted the primal equation, before any
+    equation reads it; otherwise (or if the types differ) this is a plain bind."""
+    if replacing is not None:
+        builder = current()
+        old = tuple(replacing.outs)
+        index = next((i for i, e in reversed(list(enumerate(builder.eqns))) if e.outputs == old), None)
+        out_avals = abstract_eval(prim, [a.aval for a in inputs], params)
+        ids = {id(v) for v in old}
+        fits = index is not None and all(out_avals[p] == v.aval for p, v in zip(replacing.positions, old))
+        if fits and not any(isinstance(a, Var) and id(a) in ids for e in builder.eqns[index + 1 :] for a in e.inputs):
+            del builder.eqns[index]  # type: ignore[arg-type]
+            by_pos = dict(zip(replacing.positions, old))
+            outs = tuple(by_pos.get(i) or Var(a) for i, a in enumerate(out_avals))
+            builder.eqns.append(Equation(prim, tuple(inputs), outs, params, current_loc()))  # type: ignore[arg-type]
+            return list(outs)
+    return list(bind(prim, *inputs, **params))
+
+
+# ------------------------------------------------------------------------------------------------- cond
+
+cond_p = Primitive("cond", multiple_results=True)
+
+
+@cond_p.def_shape
+def _cond_shape(index: Aval, *operands: Aval, branches: tuple[Graph, ...]) -> tuple[Aval, ...]:
+    if index.ndim != 0 or (index.dtype != dtypes.BOOL and index.dtype != I32):
+        raise DTypeError(f"the branch index must be a bool or i32 scalar, got {index}", "cond")
+    if not branches or (index.dtype == dtypes.BOOL and len(branches) != 2):
+        raise ShapeError(f"a bool predicate selects between 2 branches, got {len(branches)}", "cond")
+    out = branches[0].out_avals
+    for i, branch in enumerate(branches):
+        _check_inputs("cond", f"branch {i}", branch, operands)
+        out = join_types("cond", "branches return different types", out, branch.out_avals)
+    return out
+
+
+def cond(
+    index: Atom, operands: Sequence[Atom], branches: Sequence[Graph], replacing: Replacing | None = None
+) -> list[Atom]:
+    return bind_control(cond_p, [index, *operands], {"branches": tuple(branches)}, replacing)
+
+
+@cond_p.def_jvp
+def _cond_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, branches: tuple[Graph, ...]
+) -> list[MaybeZero]:
+    from ..transforms.jvp import jvp_graph
+
+    index, *operands = primals
+    wants = nonzero(tangents[1:], operands)
+    jvps = [jvp_graph(b, wants, instantiate=True) for b in branches]
+    n_out = len(outs)
+    # A tangent is an output of the new cond when any branch makes it nonzero; the others materialize zeros.
+    live = [any(nz[i] for _, nz in jvps) for i in range(n_out)]
+    if not any(live):
+        return [Zero(o.aval) for o in outs]
+    keep = [*range(n_out), *(n_out + i for i in range(n_out) if live[i])]
+    graphs = [select_outputs(g, keep) for g, _ in jvps]
+    dense = [t for t, w in zip(tangents[1:], wants) if w]
+    results = iter(cond(index, [*operands, *dense], graphs, Replacing(outs, range(n_out)))[n_out:])  # type: ignore[list-item]
+    return [next(results) if live[i] else Zero(o.aval) for i, o in enumerate(outs)]
+
+
+@cond_p.def_vjp
+def _cond_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *,
+    branches: tuple[Graph, ...],
+) -> list[MaybeZero | None]:
+    """Cond of the branches' VJPs: the chosen branch recomputes its forward pass, then runs backward."""
+    from ..transforms.vjp import vjp_graph
+
+    index, *operands = primals
+    op_wants = [w and has_tangent(p.aval) for w, p in zip(wants[1:], operands)]
+    ct_mask = [not isinstance(c, Zero) for c in cts]
+    if not any(op_wants) or not any(ct_mask):
+        return [None, *(Zero(p.aval) for p in operands)]
+    n_out = len(outs)
+    n_wanted = sum(op_wants)
+    graphs = [select_outputs(vjp_graph(b, op_wants, ct_mask), range(n_out, n_out + n_wanted)) for b in branches]
+    dense_cts = [c for c in cts if not isinstance(c, Zero)]
+    results = iter(cond(index, [*operands, *dense_cts], graphs))
+    return [None, *(next(results) if w else Zero(p.aval) for w, p in zip(op_wants, operands))]
+
+
+@cond_p.def_batch
+def _cond_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, branches: tuple[Graph, ...]
+) -> tuple[list[Atom], list[int | None]]:
+    from ..transforms.batching import batch_emit, batch_graph
+
+    index, *operands = args
+    index_dim, *op_dims = dims
+    size, name = _batch_size_and_name(args, dims)
+    if index_dim is None:
+        # One branch for the whole batch: cond of the batched branches, outputs batched at 0 where any is.
+        firsts = [batch_graph(b, op_dims, size, name)[1] for b in branches]
+        out_dims: list[int | None] = [0 if any(f[i] is not None for f in firsts) else None for i in range(len(firsts[0]))]
+        graphs = [batch_graph(b, op_dims, size, name, out_dims)[0] for b in branches]
+        return cond(index, operands, graphs), out_dims
+    # Each example picks its own branch: run every branch on the whole batch and select per example.
+    index = S.moveaxis(index, index_dim, 0)
+    per_branch: list[list[Atom]] = []
+    for branch in branches:
+        outs, out_d = batch_emit(branch, operands, op_dims, size)
+        per_branch.append([_to_front(o, d, True, size, name) for o, d in zip(outs, out_d)])
+    results = []
+    for j in range(len(per_branch[0])):
+        if index.aval.dtype == dtypes.BOOL:
+            chosen = E.select(_broadcast_pred(index, per_branch[1][j]), per_branch[1][j], per_branch[0][j])
+        else:
+            chosen = per_branch[-1][j]
+            for i in reversed(range(len(branches) - 1)):
+                hit = E.eq(index, literal(i, index.aval.dtype))
+                chosen = E.select(_broadcast_pred(hit, chosen), per_branch[i][j], chosen)
+        results.append(chosen)
+    return results, [0] * len(results)
+
+
+# ------------------------------------------------------------------------------------------------ while
+
+while_p = Primitive("while", multiple_results=True)
+
+
+@while_p.def_shape
+def _while_shape(
+    *args: Aval, cond_graph: Graph, body_graph: Graph, cond_nconsts: int, body_nconsts: int
+) -> tuple[Aval, ...]:
+    cond_consts, body_consts, carry = _split(args, cond_nconsts, body_nconsts)
+    _check_inputs("while", "the condition", cond_graph, [*cond_consts, *carry])
+    _check_inputs("while", "the body", body_graph, [*body_consts, *carry])
+    pred = cond_graph.out_avals
+    if len(pred) != 1 or pred[0].ndim != 0 or pred[0].dtype != dtypes.BOOL:
+        raise DTypeError(f"the condition must return one bool scalar, got ({describe(pred)})", "while")
+    join_types("while", "the body changes the carry type", carry, body_graph.out_avals)
+    return tuple(carry)
+
+
+def while_loop(
+    cond_consts: Sequence[Atom], body_consts: Sequence[Atom], carry: Sequence[Atom], cond_graph: Graph,
+    body_graph: Graph, replacing: Replacing | None = None,
+) -> list[Atom]:
+    params = {
+        "cond_graph": cond_graph, "body_graph": body_graph, "cond_nconsts": len(cond_consts),
+        "body_nconsts": len(body_consts),
+    }
+    return bind_control(while_p, [*cond_consts, *body_consts, *carry], params, replacing)
+
+
+def _carry_fixpoint(carry_in: list[bool], step: Any) -> list[bool]:
+    """Grow a per-carry flag (has a tangent, is batched) until one more body step changes nothing."""
+    flags = list(carry_in)
+    while True:
+        out = step(flags)
+        grown = [a or b for a, b in zip(flags, out)]
+        if grown == flags:
+            return flags
+        flags = grown
+
+
+@while_p.def_jvp
+def _while_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, cond_graph: Graph,
+    body_graph: Graph, cond_nconsts: int, body_nconsts: int,
+) -> list[MaybeZero]:
+    """Carry the tangents through the loop: a new while over (carry, nonzero carry tangents)."""
+    from ..transforms.jvp import jvp_graph
+
+    cond_consts, body_consts, carry = _split(primals, cond_nconsts, body_nconsts)
+    _, t_body_consts, t_carry = _split(tangents, cond_nconsts, body_nconsts)
+    const_nz = nonzero(t_body_consts, body_consts)
+    carry_nz = _carry_fixpoint(
+        nonzero(t_carry, carry), lambda nz: jvp_graph(body_graph, const_nz + nz, instantiate=False)[1]
+    )
+    if not any(carry_nz):
+        return [Zero(o.aval) for o in outs]
+    n_bc, n_c = len(body_consts), len(carry)
+    n_tc = sum(const_nz)
+    body_jvp, _ = jvp_graph(body_graph, const_nz + carry_nz, instantiate=True)
+    # Inputs (consts, carry, const tangents, carry tangents) -> (consts, const tangents, carry, carry tangents).
+    order = [*range(n_bc), *range(n_bc + n_c, n_bc + n_c + n_tc), *range(n_bc, n_bc + n_c),
+             *range(n_bc + n_c + n_tc, len(body_jvp.inputs))]
+    keep = [*range(n_c), *(n_c + i for i in range(n_c) if carry_nz[i])]
+    new_body = select_outputs(permute_inputs(body_jvp, order), keep)
+    tangent_avals = [c.aval for c, nz in zip(carry, carry_nz) if nz]
+    new_cond = with_unused_inputs(cond_graph, tangent_avals, len(cond_graph.inputs))
+    init_t = [instantiate(t) for t, nz in zip(t_carry, carry_nz) if nz]
+    dense_consts = [t for t, nz in zip(t_body_consts, const_nz) if nz]
+    results = while_loop(
+        cond_consts, [*body_consts, *dense_consts], [*carry, *init_t], new_cond, new_body, Replacing(outs, range(n_c))
+    )
+    out_t = iter(results[n_c:])
+    return [next(out_t) if nz else Zero(o.aval) for o, nz in zip(outs, carry_nz)]
+
+
+@while_p.def_vjp
+def _while_vjp(cts: Any, primals: Any, outs: Any, wants: Any, **params: Any) -> Any:
+    raise TransformError(
+        "reverse-mode differentiation of a while_loop is not supported: its trip count is only known at run "
+        "time, so the values the backward pass needs cannot be saved. Use ts.fori_loop with static (Python int) "
+        "bounds or ts.scan, which are reverse-differentiable; forward mode (ts.jvp, ts.jacfwd) works on while_loop",
+        "while_loop",
+        current_loc(),
+    )
+
+
+@while_p.def_batch
+def _while_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, cond_graph: Graph, body_graph: Graph, cond_nconsts: int,
+    body_nconsts: int,
+) -> tuple[list[Atom], list[int | None]]:
+    from ..transforms.batching import batch_emit, batch_graph
+
+    size, name = _batch_size_and_name(args, dims)
+    cond_consts, body_consts, carry = _split(args, cond_nconsts, body_nconsts)
+    cc_dims, bc_dims, carry_dims = _split(dims, cond_nconsts, body_nconsts)
+
+    def at_front(flags: Sequence[bool]) -> list[int | None]:
+        return [0 if f else None for f in flags]
+
+    def body_batched(flags: list[bool]) -> list[bool]:
+        return [d is not None for d in batch_graph(body_graph, bc_dims + at_front(flags), size, name)[1]]
+
+    batched = _carry_fixpoint([d is not None for d in carry_dims], body_batched)
+    pred_dim = batch_graph(cond_graph, cc_dims + at_front(batched), size, name)[1][0]
+    if pred_dim is not None:
+        batched = [True] * len(carry)  # examples finish at different steps: every carry is held by a select
+    carry = [_to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
+    carry_in = at_front(batched)
+    if pred_dim is None:
+        new_cond = batch_graph(cond_graph, cc_dims + carry_in, size, name, [None])[0]
+        new_body = batch_graph(body_graph, bc_dims + carry_in, size, name, carry_in)[0]
+        return while_loop(cond_consts, body_consts, carry, new_cond, new_body), carry_in
+    # Batched predicate: loop while any example is still running; finished examples keep their carry.
+    cond_avals = [a.aval for a in cond_consts]
+    body_avals = [a.aval for a in body_consts]
+    carry_avals = [a.aval for a in carry]
+    with building() as b:
+        cc_vars, carry_vars = [Var(a) for a in cond_avals], [Var(a) for a in carry_avals]
+        (pred,), (d,) = batch_emit(cond_graph, [*cc_vars, *carry_vars], cc_dims + carry_in, size)
+        any_running = R.reduce_max(S.moveaxis(pred, d, 0) if d is not None else pred, (0,))
+    any_cond = Graph([*cc_vars, *carry_vars], b.eqns, [any_running])
+    with building() as b:
+        cc_vars, bc_vars = [Var(a) for a in cond_avals], [Var(a) for a in body_avals]
+        carry_vars = [Var(a) for a in carry_avals]
+        (pred,), (d,) = batch_emit(cond_graph, [*cc_vars, *carry_vars], cc_dims + carry_in, size)
+        pred = _to_front(pred, d, True, size, name)
+        new, new_dims = batch_emit(body_graph, [*bc_vars, *carry_vars], bc_dims + carry_in, size)
+        held = [
+            E.select(_broadcast_pred(pred, old), _to_front(n, nd, True, size, name), old)
+            for n, nd, old in zip(new, new_dims, carry_vars)
+        ]
+    masked_body = Graph([*cc_vars, *bc_vars, *carry_vars], b.eqns, held)
+    results = while_loop(cond_consts, [*cond_consts, *body_consts], carry, any_cond, masked_body)
+    return results, carry_in
+
+
+# ------------------------------------------------------------------------------------------------- scan
+
+scan_p = Primitive("scan", multiple_results=True)
+
+
+def stacked(aval: Aval, length: int, name: DimName) -> Aval:
+    return Aval((length, *aval.shape), aval.dtype, (name, *aval.dims))
+
+
+def unstacked(aval: Aval) -> Aval:
+    return Aval(aval.shape[1:], aval.dtype, aval.dims[1:])
+
+
+def _stack_name(xs: Sequence[Aval]) -> DimName:
+    names = {x.dims[0] for x in xs if x.dims[0] is not None}
+    return names.pop() if len(names) == 1 else None
+
+
+@scan_p.def_shape
+def _scan_shape(
+    *args: Aval, body: Graph, num_consts: int, num_carry: int, length: int, reverse: bool
+) -> tuple[Aval, ...]:
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    for x in xs:
+        if x.ndim == 0 or x.shape[0] != length:
+            raise ShapeError(f"every scanned operand needs a leading axis of length {length}, got {x}", "scan")
+    names = {x.dims[0] for x in xs if x.dims[0] is not None}
+    if len(names) > 1:
+        raise ShapeError(f"scanned operands disagree on the scanned dim: {describe(xs)}", "scan")
+    _check_inputs("scan", "the body", body, [*consts, *carry, *(unstacked(x) for x in xs)])
+    outs = body.out_avals
+    if len(outs) < num_carry:
+        raise ShapeError(f"the body returns {len(outs)} values for a carry of {num_carry}", "scan")
+    join_types("scan", "the body changes the carry type", carry, outs[:num_carry])
+    name = _stack_name(xs)
+    return (*carry, *(stacked(y, length, name) for y in outs[num_carry:]))
+
+
+def scan(
+    consts: Sequence[Atom], carry: Sequence[Atom], xs: Sequence[Atom], body: Graph, length: int, reverse: bool,
+    replacing: Replacing | None = None,
+) -> list[Atom]:
+    params = {
+        "body": body, "num_consts": len(consts), "num_carry": len(carry), "length": length, "reverse": reverse,
+    }
+    return bind_control(scan_p, [*consts, *carry, *xs], params, replacing)
+
+
+@scan_p.def_jvp
+def _scan_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, body: Graph, num_consts: int,
+    num_carry: int, length: int, reverse: bool,
+) -> list[MaybeZero]:
+    """A scan over (primal, nonzero tangent) pairs of consts, carry and xs."""
+    from ..transforms.jvp import jvp_graph
+
+    consts, carry, xs = _split(primals, num_consts, num_carry)
+    t_consts, t_carry, t_xs = _split(tangents, num_consts, num_carry)
+    const_nz, xs_nz = nonzero(t_consts, consts), nonzero(t_xs, xs)
+    carry_nz = _carry_fixpoint(
+        nonzero(t_carry, carry),
+        lambda nz: jvp_graph(body, const_nz + nz + xs_nz, instantiate=False)[1][:num_carry],
+    )
+    wants = const_nz + carry_nz + xs_nz
+    body_jvp, out_nz = jvp_graph(body, wants, instantiate=True)
+    n_in, n_out, n_c, n_y = len(body.inputs), len(outs), num_carry, len(outs) - num_carry
+    tangent_pos = iter(range(n_in, n_in + sum(wants)))
+    t_index = [next(tangent_pos) if w else None for w in wants]
+    groups = [(0, num_consts), (num_consts, num_consts + n_c), (num_consts + n_c, n_in)]
+    order = [j for lo, hi in groups for j in [*range(lo, hi), *(t_index[i] for i in range(lo, hi) if wants[i])]]
+    ys_nz = out_nz[n_c:]
+    keep = [*range(n_c), *(n_out + i for i in range(n_c) if carry_nz[i]),
+            *range(n_c, n_out), *(n_out + n_c + i for i in range(n_y) if ys_nz[i])]
+    new_body = select_outputs(permute_inputs(body_jvp, order), keep)
+
+    def dense(ts: Sequence[MaybeZero], mask: Sequence[bool]) -> list[Atom]:
+        return [instantiate(t) for t, m in zip(ts, mask) if m]
+
+    n_tc = sum(carry_nz)
+    primal_at = [*range(n_c), *range(n_c + n_tc, n_c + n_tc + n_y)]
+    results = scan(
+        [*consts, *dense(t_consts, const_nz)], [*carry, *dense(t_carry, carry_nz)], [*xs, *dense(t_xs, xs_nz)],
+        new_body, length, reverse, Replacing(outs, primal_at),
+    )
+    t_carry_out = iter(results[n_c : n_c + n_tc])
+    t_ys_out = iter(results[n_c + n_tc + n_y :])
+    return [
+        *(next(t_carry_out) if nz else Zero(o.aval) for o, nz in zip(outs[:n_c], carry_nz)),
+        *(next(t_ys_out) if nz else Zero(o.aval) for o, nz in zip(outs[n_c:], ys_nz)),
+    ]
+
+
+# Reverse mode. The body's joint VJP graph (primals, output cotangents) -> input cotangents is split into the
+# part that needs no cotangent (the forward step, run by a forward scan that also stacks what the backward step
+# reads) and the rest (the backward step, run by a reverse scan over those stacked residuals).
+
+
+class _ScanVJP:
+    """The forward and backward step graphs of a scan body, and where each residual comes from."""
+
+    def __init__(self, body: Graph, num_consts: int, num_carry: int, active: Sequence[bool]) -> None:
+        from ..transforms.vjp import vjp_graph
+
+        n_in, n_out = len(body.inputs), len(body.outputs)
+        self.num_consts, self.num_carry = num_consts, num_carry
+        consts_a, carry_a, xs_a = _split(list(active), num_consts, num_carry)
+        carry_a = _carry_fixpoint(
+            carry_a, lambda flags: active_outputs(body, consts_a + flags + xs_a)[:num_carry]
+        )
+        self.wants = [w and has_tangent(v.aval) for w, v in zip(consts_a + carry_a + xs_a, body.inputs)]
+        self.carry_active = self.wants[num_consts : num_consts + num_carry]
+        # Cotangents flow into every active carry and every float y; the others are never differentiated.
+        self.ct_mask = [*self.carry_active, *(has_tangent(a) for a in body.out_avals[num_carry:])]
+        joint = vjp_graph(body, self.wants, self.ct_mask)
+        primal_ins, ct_ins = joint.inputs[:n_in], joint.inputs[n_in:]
+        unknown = {id(v) for v in ct_ins}
+        fwd_eqns, bwd_eqns = [], []
+        for eqn in joint.eqns:
+            if any(isinstance(a, Var) and id(a) in unknown for a in eqn.inputs):
+                bwd_eqns.append(eqn)
+                unknown.update(id(v) for v in eqn.outputs)
+            else:
+                fwd_eqns.append(eqn)
+        bwd_outs = joint.outputs[n_out:]
+        # Residuals: values the backward step reads that the forward step (or the step's inputs) defined.
+        seen: set[int] = set()
+        residuals: list[Var] = []
+        for atom in [a for e in bwd_eqns for a in e.inputs] + list(bwd_outs):
+            if isinstance(atom, Var) and id(atom) not in unknown and id(atom) not in seen:
+                seen.add(id(atom))
+                residuals.append(atom)
+        input_pos = {id(v): i for i, v in enumerate(primal_ins)}
+        # Consts and xs the backward step reads are passed to it directly; everything else is stacked per step.
+        self.const_res = [input_pos[id(r)] for r in residuals if input_pos.get(id(r), n_in) < num_consts]
+        self.xs_res = [input_pos[id(r)] for r in residuals if input_pos.get(id(r), -1) >= num_consts + num_carry]
+        direct = set(self.const_res) | set(self.xs_res)
+        self.stacked_res = [r for r in residuals if input_pos.get(id(r), -1) not in direct]
+        self.forward = dce(Graph(primal_ins, fwd_eqns, [*joint.outputs[:n_out], *self.stacked_res]))
+        res_vars = [primal_ins[i] for i in self.const_res] + self.stacked_res + [primal_ins[i] for i in self.xs_res]
+        self.backward = Graph([*res_vars, *ct_ins], bwd_eqns, bwd_outs)
+
+    def backward_scan(
+        self, ins: Sequence[Atom], stacked_res: Sequence[Atom], cts: Sequence[MaybeZero], length: int, reverse: bool
+    ) -> list[MaybeZero]:
+        """Emit the reverse scan; returns one cotangent (or Zero) per scan input."""
+        nc, ncar = self.num_consts, self.num_carry
+        consts, carry, xs = _split(ins, nc, ncar)
+        c_wants, carry_wants, x_wants = _split(self.wants, nc, ncar)
+        ct_carry = [instantiate(c) for c, m in zip(cts[:ncar], self.ct_mask[:ncar]) if m]
+        ct_ys = [instantiate(c) for c, m in zip(cts[ncar:], self.ct_mask[ncar:]) if m]
+        zeros = [S.zeros(c.aval) for c, w in zip(consts, c_wants) if w]
+        bwd, n_cres = self.backward, len(self.const_res)
+        # Step: (const residuals, const-ct sums, carry cts, stacked and xs residuals, y cts)
+        #   -> (sums + this step's const cts, carry cts of the step's input, x cts).
+        with building() as b:
+            res_c = [Var(v.aval) for v in bwd.inputs[:n_cres]]
+            sums = [Var(z.aval) for z in zeros]
+            ct_c = [Var(c.aval) for c in ct_carry]
+            res_t = [Var(v.aval) for v in bwd.inputs[n_cres : n_cres + len(self.stacked_res) + len(self.xs_res)]]
+            ct_y = [Var(unstacked(c.aval)) for c in ct_ys]
+            outs = inline(bwd, [*res_c, *res_t, *ct_c, *ct_y])
+            const_cts, carry_cts, x_cts = _split(outs, len(zeros), sum(carry_wants))
+            summed = [E.add(s, c) for s, c in zip(sums, const_cts)]
+        step = Graph([*res_c, *sums, *ct_c, *res_t, *ct_y], b.eqns, [*summed, *carry_cts, *x_cts])
+        res_xs = [*stacked_res, *(xs[i - nc - ncar] for i in self.xs_res)]
+        results = scan(
+            [consts[i] for i in self.const_res], [*zeros, *ct_carry], [*res_xs, *ct_ys], step, length, not reverse
+        )
+        const_out, carry_out, xs_out = _split(results, len(zeros), len(ct_carry))
+        it_c, it_carry, it_x = iter(const_out), iter(carry_out), iter(xs_out)
+        return [
+            *(next(it_c) if w else Zero(c.aval) for c, w in zip(consts, c_wants)),
+            *(next(it_carry) if w else Zero(c.aval) for c, w in zip(carry, carry_wants)),
+            *(next(it_x) if w else Zero(x.aval) for x, w in zip(xs, x_wants)),
+        ]
+
+
+def _scan_forward(
+    ins: Sequence[Atom], active: Sequence[bool], *, body: Graph, num_consts: int, num_carry: int, length: int,
+    reverse: bool,
+) -> tuple[list[Atom], Any]:
+    """Forward rule for reverse mode: one scan computes the outputs and stacks the residuals."""
+    plan = _ScanVJP(body, num_consts, num_carry, active)
+    consts, carry, xs = _split(ins, num_consts, num_carry)
+    results = scan(consts, carry, xs, plan.forward, length, reverse)
+    n_out = len(body.outputs)
+    outs, stacked_res = results[:n_out], results[n_out:]
+
+    def backward(cts: Sequence[MaybeZero], wants: Sequence[bool]) -> list[MaybeZero]:
+        return plan.backward_scan(ins, stacked_res, cts, length, reverse)
+
+    return outs, backward
+
+
+@scan_p.def_vjp
+def _scan_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], **params: Any
+) -> list[MaybeZero]:
+    """Without the forward rule (outputs already emitted): recompute the forward scan for its residuals."""
+    _, backward = _scan_forward(primals, wants, **params)
+    return backward(cts, wants)  # type: ignore[no-any-return]
+
+
+def _register_forward_rule() -> None:
+    from ..transforms.vjp import FORWARD_RULES
+
+    FORWARD_RULES[scan_p] = _scan_forward
+
+
+@scan_p.def_batch
+def _scan_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, body: Graph, num_consts: int, num_carry: int, length: int,
+    reverse: bool,
+) -> tuple[list[Atom], list[int | None]]:
+    """Batch the body; carries sit batched at axis 0, scanned operands at axis 1 (so a step sees axis 0)."""
+    from ..transforms.batching import batch_graph
+
+    size, name = _batch_size_and_name(args, dims)
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    c_dims, carry_dims, x_dims = _split(dims, num_consts, num_carry)
+    xs = [S.moveaxis(x, d, 1) if d is not None else x for x, d in zip(xs, x_dims)]
+    step_x_dims: list[int | None] = [0 if d is not None else None for d in x_dims]
+
+    def at_front(flags: Sequence[bool]) -> list[int | None]:
+        return [0 if f else None for f in flags]
+
+    def body_batched(flags: list[bool]) -> list[bool]:
+        out = batch_graph(body, c_dims + at_front(flags) + step_x_dims, size, name)[1]
+        return [d is not None for d in out[:num_carry]]
+
+    batched = _carry_fixpoint([d is not None for d in carry_dims], body_batched)
+    in_dims = c_dims + at_front(batched) + step_x_dims
+    ys_batched = [d is not None for d in batch_graph(body, in_dims, size, name)[1][num_carry:]]
+    new_body = batch_graph(body, in_dims, size, name, at_front(batched) + at_front(ys_batched))[0]
+    carry = [_to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
+    results = scan(consts, carry, xs, new_body, length, reverse)
+    return results, [*at_front(batched), *(1 if b else None for b in ys_batched)]
+
+
+_register_forward_rule()

@@ -1,0 +1,136 @@
+"""Reverse mode: a forward sweep re-emits the graph, a backward sweep applies VJP rules in reverse order.
+
+Both sweeps go into one new graph; cotangents accumulate per variable as atoms or symbolic ``Zero``s, and
+only *active* equations (those reading a value that depends on a differentiated input) are visited on the
+way back. Dead-code elimination afterwards drops forward work the gradient does not need.
+
+A primitive may register a *forward rule* in ``FORWARD_RULES``: it emits the primal outputs itself and
+returns a closure that emits the backward pass from what it saved (``custom_vjp`` uses this so its ``fwd``
+runs once instead of once for the value and once for the residuals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from ..builder import bind, building, located
+from ..dce import dce
+from ..ir import Atom, Equation, Graph, Literal, Var
+from ..primitive import Primitive
+from ..primitives import elementwise as E
+from ..primitives import structural as S
+from ..zeros import MaybeZero, Zero
+from .checks import conform
+from .jvp import has_tangent
+
+Backward = Callable[[Sequence[MaybeZero], Sequence[bool]], "Sequence[MaybeZero | None]"]
+ForwardRule = Callable[..., tuple[Sequence[Atom], Backward]]
+FORWARD_RULES: dict[Primitive, ForwardRule] = {}
+
+
+class _Active(NamedTuple):
+    eqn: Equation
+    ins: list[Atom]
+    outs: list[Atom]
+    wants: list[bool]
+    backward: Backward | None
+
+
+def vjp_emit(
+    graph: Graph, primals: Sequence[Atom], cts_out: Sequence[MaybeZero], wants: Sequence[bool]
+) -> tuple[list[Atom], list[MaybeZero]]:
+    """Emit the forward and backward sweeps of ``graph`` into the active builder.
+
+    Returns the primal outputs and one cotangent (or Zero) per graph input; ``wants[i]`` marks the inputs to
+    differentiate with respect to.
+    """
+    env: dict[int, Atom] = {}
+    active: set[int] = set()
+    for var, primal, want in zip(graph.inputs, primals, wants, strict=True):
+        env[id(var)] = primal
+        if want and has_tangent(var.aval):
+            active.add(id(var))
+
+    def read(atom: Atom) -> Atom:
+        return atom if isinstance(atom, Literal) else env.get(id(atom), atom)
+
+    tape: list[_Active] = []
+    for eqn in graph.eqns:
+        ins = [read(a) for a in eqn.inputs]
+        in_active = [isinstance(a, Var) and id(a) in active for a in eqn.inputs]
+        is_active = eqn.primitive.differentiable and any(in_active)
+        backward: Backward | None = None
+        with located(eqn.loc):
+            forward = FORWARD_RULES.get(eqn.primitive) if is_active else None
+            if forward is not None:
+                out_seq, backward = forward(ins, in_active, **eqn.params)
+                outs = list(out_seq)
+            else:
+                out = bind(eqn.primitive, *ins, **eqn.params)
+                outs = list(out) if eqn.primitive.multiple_results else [out]
+        for var, value in zip(eqn.outputs, outs, strict=True):
+            env[id(var)] = value
+            if is_active and has_tangent(var.aval):
+                active.add(id(var))
+        if is_active:
+            tape.append(_Active(eqn, ins, outs, in_active, backward))
+
+    cts: dict[int, MaybeZero] = {}
+
+    def accumulate(var: Atom, ct: MaybeZero | None) -> None:
+        if ct is None or isinstance(ct, Zero) or not isinstance(var, Var) or id(var) not in active:
+            return
+        ct = conform("cotangent", ct, var.aval)
+        previous = cts.get(id(var))
+        cts[id(var)] = ct if previous is None else E.add_tangents(previous, ct)
+
+    for atom, ct in zip(graph.outputs, cts_out, strict=True):
+        accumulate(atom, ct)
+    for entry in reversed(tape):
+        eqn = entry.eqn
+        out_cts = [_pop(cts, v) for v in eqn.outputs]
+        if all(isinstance(c, Zero) for c in out_cts):
+            continue
+        with located(eqn.loc):
+            result = _apply_rule(entry, out_cts)
+            for atom, in_ct in zip(eqn.inputs, result, strict=True):
+                if in_ct is not None and not isinstance(in_ct, Zero):
+                    accumulate(atom, conform(f"{eqn.primitive.name} VJP rule", in_ct, atom.aval))
+    in_cts = [_pop(cts, v) for v in graph.inputs]
+    return [read(a) for a in graph.outputs], in_cts
+
+
+def _pop(cts: dict[int, MaybeZero], var: Var) -> MaybeZero:
+    found = cts.pop(id(var), None)
+    return Zero(var.aval) if found is None else found
+
+
+def _apply_rule(entry: _Active, out_cts: Sequence[MaybeZero]) -> Sequence[MaybeZero | None]:
+    if entry.backward is not None:
+        return entry.backward(out_cts, entry.wants)
+    rule = entry.eqn.primitive.vjp
+    if rule is None:
+        raise NotImplementedError(f"primitive {entry.eqn.primitive.name} has no VJP rule (at {entry.eqn.loc})")
+    return rule(out_cts, entry.ins, entry.outs, entry.wants, **entry.eqn.params)  # type: ignore[no-any-return]
+
+
+def vjp_graph(graph: Graph, wants: Sequence[bool], ct_mask: Sequence[bool] | None = None) -> Graph:
+    """``(primals..., cotangents of the masked outputs...) -> (outputs..., cotangents of the wanted inputs...)``.
+
+    Outputs outside ``ct_mask`` (e.g. auxiliary values) receive no cotangent. Cotangents of wanted inputs that
+    turn out to be zero are materialized, since they are results.
+    """
+    mask = list(ct_mask) if ct_mask is not None else [True] * len(graph.outputs)
+    with building() as builder:
+        primals = [Var(v.aval) for v in graph.inputs]
+        ct_ins = [Var(a.aval) for a, m in zip(graph.outputs, mask) if m]
+        it = iter(ct_ins)
+        cts_out: list[MaybeZero] = [next(it) if m else Zero(a.aval) for a, m in zip(graph.outputs, mask)]
+        outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
+        results = [instantiate(ct) for ct, w in zip(in_cts, wants) if w]
+    return dce(builder.graph([*primals, *ct_ins], [*outs, *results]))
+
+
+def instantiate(x: MaybeZero) -> Atom:
+    return S.zeros(x.aval) if isinstance(x, Zero) else x
