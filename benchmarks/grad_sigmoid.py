@@ -26,11 +26,11 @@ def f(x: ts.Tensor[ts.f32, Any]) -> ts.Tensor[ts.f32]:
     return tnp.sum(1.0 / (1.0 + tnp.exp(-x)))
 
 
-ours = ts.grad(f)
+ours: Callable[[Any], Any] = ts.grad(f)
 
 
-def numpy_grad(x: np.ndarray) -> np.ndarray:
-    s = 1.0 / (1.0 + np.exp(-x))
+def numpy_grad(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    s: np.ndarray[Any, Any] = 1.0 / (1.0 + np.exp(-x))
     return s * (1.0 - s)  # d/dx sigmoid(x)
 
 
@@ -52,7 +52,10 @@ def main() -> None:
     if jax is not None:
         import jax.numpy as jnp
 
-        jax_grad = jax.jit(jax.grad(lambda x: jnp.sum(1.0 / (1.0 + jnp.exp(-x)))))
+        def jax_f(x: Any) -> Any:
+            return jnp.sum(1.0 / (1.0 + jnp.exp(-x)))
+
+        jax_grad = jax.jit(jax.grad(jax_f))
         jax_x = jax.device_put(x)
         np.testing.assert_allclose(np.asarray(jax_grad(jax_x)), expected, rtol=1e-5, atol=1e-6)
         candidates["jax.jit"] = lambda: jax_grad(jax_x).block_until_ready()

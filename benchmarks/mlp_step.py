@@ -18,7 +18,6 @@ import numpy as np
 from _common import interleaved, machine, ratio, report, try_jax, us
 
 import tensorstage as ts
-from tensorstage import numpy as tnp
 
 SIZES = (784, 1024, 1024, 10)
 BATCH = 256

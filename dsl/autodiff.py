@@ -9,7 +9,6 @@ Higher derivatives need nothing more, since every rule emits ordinary primitives
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 from typing import Literal as Lit
@@ -28,7 +27,7 @@ from .staging.primitives import structural as S
 from .staging.source import user_location
 from .staging.transforms.jvp import jvp_graph
 from .staging.transforms.vjp import vjp_graph
-from .subgraph import Subgraph, as_program, function_name, memoized, param_names, stage_subgraph
+from .subgraph import Subgraph, as_program, function_name, param_names, stage_subgraph
 from .tensor import Tensor, Traced
 from .trace import WeakTraced, wrap
 
@@ -97,10 +96,6 @@ def _per_arg(sub: Subgraph, nums: Sequence[int], values: Sequence[Any]) -> list[
     return out
 
 
-def _key(argnums: Argnums) -> int | tuple[int, ...]:
-    return argnums if isinstance(argnums, int) else tuple(argnums)
-
-
 def _select_args(values: list[Any], argnums: Argnums) -> Any:
     return values[0] if isinstance(argnums, int) else tuple(values)
 
@@ -108,8 +103,8 @@ def _select_args(values: list[Any], argnums: Argnums) -> Any:
 # --------------------------------------------------------------------------------------------- grad family
 
 
-def _scalar_output(sub: Subgraph, has_aux: bool, op: str) -> int:
-    """Number of outputs that are the differentiated value (always 1), after checking its type."""
+def _check_scalar_output(sub: Subgraph, has_aux: bool, op: str) -> None:
+    """The differentiated value (the first output) must be one floating-point scalar."""
     tree = sub.out_tree
     if has_aux:
         if tree.kind != "tuple" or len(tree.children) != 2:
@@ -134,7 +129,6 @@ def _scalar_output(sub: Subgraph, has_aux: bool, op: str) -> int:
         raise TransformError(
             f"the function must return a floating-point scalar to take its gradient, got {aval}", op, user_location()
         )
-    return 1
 
 
 def _dims(aval: Aval) -> str:
@@ -150,7 +144,7 @@ def _value_and_grad_staged(
     nums = _argnums(argnums, len(args), op)
     _check_leaves(args, nums, names, op)
     sub = stage_subgraph(fun, args, kwargs, nums, names)
-    _scalar_output(sub, has_aux, op)
+    _check_scalar_output(sub, has_aux, op)
     wants = _check_differentiable(sub, nums, op)
     n_out = len(sub.graph.outputs)
     mask = [True] + [False] * (n_out - 1)
@@ -174,8 +168,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool 
     def body(*args: Any, **kwargs: Any) -> Any:
         return _value_and_grad_staged(fun, argnums, has_aux, "value_and_grad", args, kwargs)
 
-    key = ("value_and_grad", fun, _key(argnums), has_aux)
-    return memoized(key, lambda: as_program(body, fun, f"value_and_grad_{function_name(fun)}"))
+    return as_program(body, fun, f"value_and_grad_{function_name(fun)}")
 
 
 @overload
@@ -195,30 +188,22 @@ def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
         value, grads = _value_and_grad_staged(fun, argnums, has_aux, "grad", args, kwargs)
         return (grads, value[1]) if has_aux else grads
 
-    key = ("grad", fun, _key(argnums), has_aux)
-    return memoized(key, lambda: as_program(body, fun, f"grad_{function_name(fun)}"))
+    return as_program(body, fun, f"grad_{function_name(fun)}")
 
 
 # ------------------------------------------------------------------------------------------ jvp / vjp
 
 
-_CACHE_SIZE = 64
-_programs: OrderedDict[tuple[Any, ...], Program[..., Any]] = OrderedDict()
+def _run(name: str, body: Callable[..., Any], *args: Any) -> Any:
+    """Run a staged ``body`` now: inline while staging, else as a one-off Program.
 
-
-def _run(key: tuple[Any, ...], body: Callable[..., Any], *args: Any) -> Any:
-    """Run a staged ``body`` now: inline while staging, else through a cached Program (compiled once)."""
+    The Program is not kept: a function may read globals that change between calls, and a kept Program would
+    reuse what it staged the first time. Store ``grad(f)`` (or stage a whole step with ``@ts.program``) to
+    compile once.
+    """
     if is_staging():
         return body(*args)
-    program = _programs.get(key)
-    if program is None:
-        program = Program(body, name=str(key[0]), check_annotations=False)
-        _programs[key] = program
-        if len(_programs) > _CACHE_SIZE:
-            _programs.popitem(last=False)
-    else:
-        _programs.move_to_end(key)
-    return program(*args)
+    return Program(body, name=name, check_annotations=False)(*args)
 
 
 def _tangent_atoms(primals: Sequence[Any], tangents: Sequence[Any], sub: Subgraph, op: str, what: str) -> list[Atom]:
@@ -281,7 +266,7 @@ def jvp(fun: Callable[..., A], primals: Sequence[Any], tangents: Sequence[Any]) 
     """Forward mode: ``(fun(*primals), d fun(primals) . tangents)``, tangents in the structure of the primals."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TransformError("jvp(f, primals, tangents) takes tuples of primals and tangents", "jvp", user_location())
-    return _run(("jvp", fun), lambda p, t: _jvp_staged(fun, tuple(p), tuple(t)), tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
+    return _run("jvp", lambda p, t: _jvp_staged(fun, tuple(p), tuple(t)), tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
 
 
 def linearize(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[..., A]]:
@@ -295,7 +280,7 @@ def linearize(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[..., A]
 
 
 def _call(fun: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    return _run(("call", fun), lambda a: fun(*a), args)
+    return _run(function_name(fun), lambda a: fun(*a), args)
 
 
 def _vjp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], cts: Any) -> tuple[Any, ...]:
@@ -339,7 +324,7 @@ def vjp(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[[A], tuple[An
     out = _call(fun, primals)
 
     def vjp_fn(ct: A) -> tuple[Any, ...]:
-        return _run(("vjp", fun), lambda p, c: _vjp_staged(fun, tuple(p), c), primals, ct)  # type: ignore[no-any-return]
+        return _run("vjp", lambda p, c: _vjp_staged(fun, tuple(p), c), primals, ct)  # type: ignore[no-any-return]
 
     return out, vjp_fn
 
@@ -402,7 +387,7 @@ def _jacobian(fun: Callable[..., Any], argnums: Argnums, forward: bool, op: str)
         per_out = [_select_args(_per_arg(sub, nums, [wrap(b) for b in blocks[k]]), argnums) for k in range(len(outs))]
         return pytree.unflatten(sub.out_tree, per_out)
 
-    return memoized((op, fun, _key(argnums)), lambda: as_program(body, fun, f"{op}_{function_name(fun)}"))
+    return as_program(body, fun, f"{op}_{function_name(fun)}")
 
 
 def jacfwd(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:

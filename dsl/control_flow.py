@@ -9,7 +9,7 @@ callables are static: define them once to reuse the compiled program).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from .trace import TracedFunction, WeakTraced, to_atom, trace_flat, wrap
 
 C = TypeVar("C")  # a loop carry: any pytree of tensors
 R = TypeVar("R")  # what the branches of a cond return
+Scalar = Tensor[Any]  # a Python scalar carry is staged as a rank-0 tensor (so the body sees and returns one)
 
 # ---------------------------------------------------------------------------------------------- staging
 
@@ -54,7 +55,9 @@ def _flatten(op: str, tree: Any) -> tuple[list[Atom], list[bool], pytree.TreeDef
     return [a for a, _ in pairs], [w for _, w in pairs], treedef
 
 
-def _stage(fn: Callable[..., Any], args: tuple[Any, ...], avals: Sequence[Aval], weak: Sequence[bool]) -> TracedFunction:
+def _stage(
+    fn: Callable[..., Any], args: tuple[Any, ...], avals: Sequence[Aval], weak: Sequence[bool]
+) -> TracedFunction:
     """Stage ``fn(*args)`` with every leaf of ``args`` an input of the given type."""
     leaves, treedef = pytree.flatten((args, {}))
     return trace_flat(fn, treedef, leaves, [True] * len(leaves), avals, weak)
@@ -96,7 +99,8 @@ def cond(pred: Tensor[bool_] | bool, true_fn: Callable[..., R], false_fn: Callab
             user_location(),
         )
     # Checked in the order the user wrote them; bound as (false, true), the order a bool index selects.
-    return _branches("cond", index, [true_fn, false_fn], ["true_fn", "false_fn"], operands, bind_reversed=True)  # type: ignore[no-any-return]
+    out: R = _branches("cond", index, [true_fn, false_fn], ["true_fn", "false_fn"], operands, bind_reversed=True)
+    return out
 
 
 def switch(index: Tensor[Any] | int, branches: Sequence[Callable[..., R]], *operands: Any) -> R:
@@ -111,7 +115,8 @@ def switch(index: Tensor[Any] | int, branches: Sequence[Callable[..., R]], *oper
         raise DTypeError(f"the index must be an integer scalar, got {atom.aval}", "switch", user_location())
     if len(fns) == 1:
         return fns[0](*operands)
-    index32 = E.clamp(literal(0, _dt.DEFAULT_INT), E.convert(atom, _dt.DEFAULT_INT), literal(len(fns) - 1, _dt.DEFAULT_INT))
+    i32_ = _dt.DEFAULT_INT
+    index32 = E.clamp(literal(0, i32_), E.convert(atom, i32_), literal(len(fns) - 1, i32_))
     names = [f"branch {i}" for i in range(len(fns))]
     return _branches("switch", index32, fns, names, operands)  # type: ignore[no-any-return]
 
@@ -119,7 +124,7 @@ def switch(index: Tensor[Any] | int, branches: Sequence[Callable[..., R]], *oper
 def _scalar_atom(op: str, x: Any) -> Atom:
     if isinstance(x, (Traced, Array, np.ndarray, np.generic, bool, int)):
         return _leaf_atom(op, x)[0]
-    raise TypeError(f"{op}: expected a scalar tensor, got {type(x).__name__}")
+    raise DTypeError(f"expected an integer or bool scalar (or a tensor of one), got {x!r}", op, user_location())
 
 
 def _branches(
@@ -171,12 +176,18 @@ def _describe_out(t: TracedFunction) -> str:
 # ------------------------------------------------------------------------------------------------ loops
 
 
-def while_loop(cond_fn: Callable[[C], Tensor[bool_] | bool], body_fn: Callable[[C], C], init: C) -> C:
+@overload
+def while_loop(
+    cond_fn: Callable[[Scalar], Tensor[bool_] | bool], body_fn: Callable[[Scalar], Scalar], init: float
+) -> Scalar: ...
+@overload
+def while_loop(cond_fn: Callable[[C], Tensor[bool_] | bool], body_fn: Callable[[C], C], init: C) -> C: ...
+def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], init: Any) -> Any:
     """Repeat ``carry = body_fn(carry)`` while ``cond_fn(carry)``; the carry keeps its type.
 
     Forward-differentiable; for reverse mode use ``fori_loop`` with static bounds or ``scan``."""
     if not is_staging():
-        return _WHILE(cond_fn, body_fn, init)  # type: ignore[no-any-return]
+        return _WHILE(cond_fn, body_fn, init)
     carry, weak, tree = _flatten("while_loop", init)
     body_t, avals = _stage_loop(lambda avals, w: _stage(body_fn, (init,), avals, w), [a.aval for a in carry], weak)
     carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
@@ -188,7 +199,7 @@ def while_loop(cond_fn: Callable[[C], Tensor[bool_] | bool], body_fn: Callable[[
     cond_graph, cond_consts = _consts_first(cond_t, len(carry))
     body_graph, body_consts = _consts_first(body_t, len(carry))
     outs = CF.while_loop(cond_consts, body_consts, carry, cond_graph, body_graph)
-    return _outputs(outs, tree)  # type: ignore[no-any-return]
+    return _outputs(outs, tree)
 
 
 Stager = Callable[[list[Aval], Sequence[bool]], TracedFunction]
@@ -252,17 +263,25 @@ def _check_carry(
         )
 
 
-def fori_loop(lower: int | Tensor[Any], upper: int | Tensor[Any], body_fn: Callable[[Tensor[i32], C], C], init: C) -> C:
+@overload
+def fori_loop(
+    lower: int | Tensor[Any], upper: int | Tensor[Any], body_fn: Callable[[Tensor[i32], Scalar], Scalar], init: float
+) -> Scalar: ...
+@overload
+def fori_loop(
+    lower: int | Tensor[Any], upper: int | Tensor[Any], body_fn: Callable[[Tensor[i32], C], C], init: C
+) -> C: ...
+def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: Any) -> Any:
     """``for i in range(lower, upper): carry = body_fn(i, carry)``.
 
     With Python int bounds the trip count is static and the loop is a ``scan`` (reverse-differentiable);
     with staged bounds it is a ``while_loop``."""
     static = all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in (lower, upper))
     if not is_staging():
-        bounds = (int(lower), int(upper)) if static else (lower, upper)  # type: ignore[arg-type]
-        return _FORI(*bounds, body_fn, init)  # type: ignore[no-any-return]
+        bounds = (int(lower), int(upper)) if static else (lower, upper)
+        return _FORI(*bounds, body_fn, init)
     if static:
-        lo, hi = int(lower), int(upper)  # type: ignore[arg-type]
+        lo, hi = int(lower), int(upper)
 
         def step(carry: tuple[Any, C], _: None) -> tuple[tuple[Any, C], None]:
             i, c = carry
@@ -285,9 +304,18 @@ def fori_loop(lower: int | Tensor[Any], upper: int | Tensor[Any], body_fn: Calla
     return result
 
 
+@overload
+def scan(
+    f: Callable[[Scalar, Any], tuple[Scalar, Any]], init: float, xs: Any, length: int | None = None,
+    reverse: bool = False,
+) -> tuple[Scalar, Any]: ...
+@overload
 def scan(
     f: Callable[[C, Any], tuple[C, Any]], init: C, xs: Any, length: int | None = None, reverse: bool = False
-) -> tuple[C, Any]:
+) -> tuple[C, Any]: ...
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: int | None = None, reverse: bool = False
+) -> tuple[Any, Any]:
     """``carry, y = f(carry, x)`` for each ``x`` along the leading axis of ``xs``; returns the last carry and the
     stacked ``y``s. ``xs`` may be None (or an empty pytree) when ``length`` is given; ``reverse`` runs from the end.
     """
@@ -298,7 +326,8 @@ def scan(
     n = _scan_length(x_atoms, length)
     x_avals = [CF.unstacked(x.aval) for x in x_atoms]
     weak = c_weak + [False] * len(x_atoms)
-    traced, avals = _stage_loop(lambda avals, w: _stage(f, (init, xs), avals, w), [a.aval for a in carry] + x_avals, weak)
+    in_avals = [a.aval for a in carry] + x_avals
+    traced, avals = _stage_loop(lambda avals, w: _stage(f, (init, xs), avals, w), in_avals, weak)
     carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
     outs = traced.graph.out_avals
     out_tree = traced.out_tree
@@ -315,7 +344,9 @@ def _scan_length(xs: Sequence[Atom], length: int | None) -> int:
     sizes = []
     for x in xs:
         if x.aval.ndim == 0:
-            raise ShapeError(f"scanned operands need a leading axis to scan over, got {x.aval}", "scan", user_location())
+            raise ShapeError(
+                f"every operand in xs needs a leading axis to scan over, got {x.aval}", "scan", user_location()
+            )
         sizes.append(x.aval.shape[0])
     if length is not None:
         sizes.append(int(length))
@@ -323,7 +354,7 @@ def _scan_length(xs: Sequence[Atom], length: int | None) -> int:
         raise ShapeError("nothing to scan over: pass xs or length=", "scan", user_location())
     if len(set(sizes)) != 1:
         what = ", ".join(str(x.aval) for x in xs) + (f" and length={length}" if length is not None else "")
-        raise ShapeError(f"scanned operands disagree on the length: {what}", "scan", user_location())
+        raise ShapeError(f"the operands in xs disagree on the length: {what}", "scan", user_location())
     return sizes[0]
 
 

@@ -22,8 +22,8 @@ from .staging.primitives import autodiff as A
 from .staging.source import user_location
 from .signature import Spec
 from .subgraph import Subgraph, function_name, is_tensor_leaf, stage_subgraph
-from .tensor import Tensor, Traced
-from .trace import to_atom, wrap
+from .tensor import Traced
+from .trace import wrap
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -177,6 +177,7 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
         res_tree = tree.children[1]
         res_avals = fwd.graph.out_avals[n_out:]
         bwd_fn = self.bwd
+        arg_avals = _leaf_avals(fun)
 
         def bwd_flat(*leaves: Any) -> Any:
             res = pytree.unflatten(res_tree, leaves[: len(res_avals)])
@@ -189,12 +190,12 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
                     bwd_name,
                     loc,
                 )
-            return [leaf for i, c in enumerate(cts) for leaf in _cotangent_leaves(c, args[i], i, bwd_name, loc)]
+            avals = iter(arg_avals)
+            return [leaf for i, c in enumerate(cts) for leaf in _cotangent_leaves(c, args[i], avals, i, bwd_name, loc)]
 
         placeholders = [_placeholder(a) for a in (*res_avals, *fun.graph.out_avals)]
         with _rules_staging(self):
             bwd = stage_subgraph(bwd_flat, placeholders, {}, tuple(range(len(placeholders))))
-        arg_avals = _leaf_avals(fun)
         _check_types(bwd_name, "cotangent", bwd.graph.out_avals, arg_avals, loc)
         outs = A.custom_vjp_call(
             _arg_atoms(fun), (_consts(fun), _consts(fwd), _consts(bwd)),
@@ -226,14 +227,18 @@ def _abstract_args(args: Sequence[Any], avals: Sequence[Aval]) -> tuple[Any, ...
     return pytree.unflatten(tree, swapped)  # type: ignore[no-any-return]
 
 
-def _cotangent_leaves(ct: Any, arg: Any, index: int, rule: str, loc: SourceLoc | None) -> list[Any]:
-    """The cotangent leaves for ``arg``'s tensor leaves; ``None`` means zeros of the argument's types."""
+def _cotangent_leaves(
+    ct: Any, arg: Any, avals: Iterator[Aval], index: int, rule: str, loc: SourceLoc | None
+) -> list[Any]:
+    """The cotangent leaves for ``arg``'s tensor leaves (whose types ``avals`` yields, in order); ``None`` means
+    zeros of those types."""
     from .staging.primitives import structural as S
 
     arg_leaves, arg_tree = pytree.flatten(arg)
     dynamic = [is_tensor_leaf(x) or type(x) in (float, int, bool) for x in arg_leaves]
+    own = [next(avals) for d in dynamic if d]
     if ct is None:
-        return [wrap(S.zeros(_leaf_aval(x))) for x, d in zip(arg_leaves, dynamic) if d]
+        return [wrap(S.zeros(aval)) for aval in own]
     ct_leaves, ct_tree = pytree.flatten(ct)
     if ct_tree != arg_tree:
         raise ShapeError(
@@ -243,12 +248,6 @@ def _cotangent_leaves(ct: Any, arg: Any, index: int, rule: str, loc: SourceLoc |
             loc,
         )
     return [c for c, d in zip(ct_leaves, dynamic) if d]
-
-
-def _leaf_aval(leaf: Any) -> Aval:
-    if isinstance(leaf, Tensor):
-        return leaf.aval
-    return to_atom(leaf).aval
 
 
 def _inline_plain(sub: Subgraph) -> list[Atom]:

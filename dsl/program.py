@@ -530,6 +530,7 @@ def _runner(
     reference back to the Compiled, so dropping a Compiled frees its executable at once)."""
     sharding = runtime.single_device_sharding(device)
     devices = [device]
+    put = runtime.put_contiguous
     in_buffer_avals = [runtime.buffer_aval(shape, dtype) for dtype, shape in in_layouts]
     single_out = out_tree == pytree.LEAF
     out_aval = out_avals[0] if single_out else None
@@ -538,14 +539,14 @@ def _runner(
 
     def transfer(leaf: Any, aval: runtime.BufferAval) -> Any:
         if type(leaf) is np.ndarray:  # the caller's memory itself is the source of the one copy
-            return runtime.put_contiguous(np.ascontiguousarray(leaf), aval, sharding, devices)
+            return put(runtime.contiguous(leaf), aval, sharding, devices)
         if isinstance(leaf, Array):
             buffer = leaf.buffer
             if buffer._sharding is sharding or buffer._sharding._internal_device_list[0] == device:
                 return buffer
             return runtime.device_copy(buffer, device)
-        host = np.ascontiguousarray(leaf, dtype=aval.dtype)  # scalars take their (checked) dtype
-        return runtime.put_contiguous(host, aval, sharding, devices)
+        host = runtime.contiguous(np.asarray(leaf, dtype=aval.dtype))  # scalars take their (checked) dtype
+        return put(host, aval, sharding, devices)
 
     def run(dynamic: Sequence[Any]) -> Any:
         buffers = []

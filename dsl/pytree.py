@@ -6,7 +6,7 @@ A ``TreeDef`` is a hashable description of the structure, so it can key compile 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import attrs
 
@@ -31,7 +31,7 @@ class TreeDef(NamedTuple):
             return "None"
         inner = ", ".join(repr(c) for c in self.children)
         if self.kind == "dict":
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))  # type: ignore[arg-type]
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))  # type: ignore[call-overload]
             return "{" + inner + "}"
         if self.kind == "list":
             return f"[{inner}]"
@@ -73,7 +73,7 @@ def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None
         children, aux = _CUSTOM[kind][0](tree)
         return TreeDef("custom", (kind, aux), tuple(_flatten(c, leaves, is_leaf) for c in children))
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return TreeDef("namedtuple", kind, tuple(_flatten(c, leaves, is_leaf) for c in tree))
+        return TreeDef("namedtuple", kind, tuple(_flatten(c, leaves, is_leaf) for c in tree))  # type: ignore[arg-type]
     if attrs.has(kind):
         names = tuple(f.name for f in attrs.fields(kind))
         return TreeDef("attrs", (kind, names), tuple(_flatten(getattr(tree, n), leaves, is_leaf) for n in names))
@@ -107,9 +107,9 @@ def _build(treedef: TreeDef, it: Any) -> Any:
     if kind == "namedtuple":
         return treedef.aux(*children)  # type: ignore[operator]
     if kind == "attrs":
-        cls, names = treedef.aux  # type: ignore[misc]
+        cls, names = cast(tuple[Any, Any], treedef.aux)
         return cls(**dict(zip(names, children)))
-    cls, aux = treedef.aux  # type: ignore[misc]
+    cls, aux = cast(tuple[Any, Any], treedef.aux)
     return _CUSTOM[cls][1](aux, children)
 
 

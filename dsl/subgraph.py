@@ -7,8 +7,7 @@ trailing inputs (closure conversion), so the transformed graph can be inlined ba
 from __future__ import annotations
 
 import inspect
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -53,11 +52,11 @@ def _leaf_atom(x: Any) -> tuple[Atom, bool]:
         return x.atom, isinstance(x, WeakTraced)
     if isinstance(x, Spec):  # an abstract placeholder: a fresh value no outer graph defines
         return Var(x.aval), False
-    if isinstance(x, (Array, np.ndarray, np.generic)):
-        atom = to_atom(x)
-        if isinstance(atom, Literal):
-            atom = Literal(atom.value, Aval(atom.aval.shape, _dt.canonical(atom.aval.dtype)))
-        return atom, False
+    if isinstance(x, (np.ndarray, np.generic)):  # keeps NumPy's dtype (np.float64 is also a Python float)
+        host = np.asarray(x)
+        return Literal(host, Aval(host.shape, _dt.canonical(host.dtype))), False
+    if isinstance(x, Array):
+        return to_atom(x), False
     host = as_host_array(x)
     return Literal(host, Aval((), host.dtype)), True
 
@@ -135,23 +134,3 @@ def as_program(body: Callable[..., Any], fn: Callable[..., Any], name: str) -> P
     body.__qualname__ = name
     static = fn.static_argnums if isinstance(fn, Program) else ()
     return Program(body, name=name, static_argnums=static)
-
-
-_TRANSFORMED: OrderedDict[Hashable, Program[..., Any]] = OrderedDict()
-_TRANSFORMED_SIZE = 256
-
-
-def memoized(key: Hashable, make: Callable[[], Program[..., Any]]) -> Program[..., Any]:
-    """One Program per (transform, function, options): ``grad(f)(x)`` written in a loop compiles once."""
-    try:
-        found = _TRANSFORMED.get(key)
-    except TypeError:  # an unhashable callable: no reuse, still correct
-        return make()
-    if found is None:
-        found = make()
-        _TRANSFORMED[key] = found
-        if len(_TRANSFORMED) > _TRANSFORMED_SIZE:
-            _TRANSFORMED.popitem(last=False)
-    else:
-        _TRANSFORMED.move_to_end(key)
-    return found

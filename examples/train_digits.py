@@ -48,6 +48,7 @@ AdamState = ts.optim.AdamState[MLP]
 optimizer = ts.optim.adam(learning_rate=2e-3)
 
 
+@ts.program(static_argnums=(1, 2, 3))
 def init_mlp(key: ts.random.Key, inputs: int, hidden: int, classes: int) -> MLP:
     k1, k2 = ts.random.split(key)
     return MLP(
@@ -96,7 +97,7 @@ def main(epochs: int = 40, batch_size: int = 32, hidden: int = 128, seed: int = 
     key = ts.random.key(seed)
     key, init_key = ts.random.split(key)
     params = init_mlp(init_key, x_train.shape[1], hidden, 10)
-    state = optimizer.init(params)
+    state = ts.program(optimizer.init)(params)
     steps_per_epoch = len(x_train) // batch_size  # full batches only: one compiled signature
 
     progress = tqdm(range(epochs), desc="training", unit="epoch", disable=quiet)

@@ -119,24 +119,28 @@ class Emitter:
         regions: Sequence[str] = (),
     ) -> list[Value]:
         """Emit one op in generic form; ``props`` is the inside of ``<{...}>``."""
+        # Runs once per emitted op: plain list joins and one f-string, no per-call helpers beyond the caches.
         operand_names = ", ".join([v.name for v in operands])
         operand_types = ", ".join([tensor_type(v.aval) for v in operands])
+        prop_text = f" <{{{props}}}>" if props else ""
+        region_text = " (" + ", ".join(regions) + ")" if regions else ""
+        counter = self.counter
         if len(results) == 1:
+            counter[0] += 1
+            head = f"%{counter[0]}"
+            values = [Value(head, results[0])]
+            lhs = head + " = "
             result_types = tensor_type(results[0])
         else:
             result_types = "(" + ", ".join([tensor_type(a) for a in results]) + ")"
-        prop_text = f" <{{{props}}}>" if props else ""
-        region_text = " (" + ", ".join(regions) + ")" if regions else ""
-        head = ""
-        values: list[Value] = []
-        if len(results) == 1:
-            head = self.fresh()
-            values = [Value(head, results[0])]
-        elif results:
-            base = self.fresh()
-            head = f"{base}:{len(results)}"
-            values = [Value(f"{base}#{i}", a) for i, a in enumerate(results)]
-        lhs = f"{head} = " if head else ""
+            if results:
+                counter[0] += 1
+                base = f"%{counter[0]}"
+                lhs = f"{base}:{len(results)} = "
+                values = [Value(f"{base}#{i}", a) for i, a in enumerate(results)]
+            else:
+                lhs = ""
+                values = []
         self.lines.append(
             f'{self.indent}{lhs}"{name}"({operand_names}){prop_text}{region_text} : '
             f"({operand_types}) -> {result_types} {self.loc}"
@@ -168,7 +172,7 @@ class Emitter:
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
             self.loc = _loc_text(eqn.loc)
-            outs = rule(self, ins, tuple(v.aval for v in eqn.outputs), **eqn.params)
+            outs = rule(self, ins, tuple([v.aval for v in eqn.outputs]), **eqn.params)
             for var, val in zip(eqn.outputs, outs, strict=True):
                 env[id(var)] = val
         self.loc = saved

@@ -58,17 +58,25 @@ def result_handler(shape: tuple[int, ...], dtype: np.dtype[Any], device: Any) ->
 
 def device_put(host: np.ndarray[Any, Any], device: Any) -> Any:
     """Copy a host array to ``device``. Always copies: a zero-copy alias would see later host mutations."""
-    data = host if host.flags.c_contiguous else np.ascontiguousarray(host)  # ascontiguousarray makes 0-d 1-d
-    return xc.batched_device_put(
-        buffer_aval(data.shape, data.dtype),
-        single_device_sharding(device),
-        [data],
-        [device],
-        True,
-        True,
-        xc.HostBufferSemantics.ZERO_COPY,
-        True,
-    )
+    data = contiguous(host)
+    return put_contiguous(data, buffer_aval(data.shape, data.dtype), single_device_sharding(device), [device])
+
+
+def contiguous(host: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``host`` itself when C-contiguous (no host-side copy), else a contiguous copy of the same shape."""
+    return host if host.flags.c_contiguous else np.ascontiguousarray(host)  # ascontiguousarray makes 0-d 1-d
+
+
+_ZERO_COPY = xc.HostBufferSemantics.ZERO_COPY
+
+
+def put_contiguous(data: np.ndarray[Any, Any], aval: BufferAval, sharding: Any, devices: list[Any]) -> Any:
+    """The one host->device copy of C-contiguous ``data`` with ``aval``'s shape and dtype (callers checked).
+
+    ``force_copy=True``: the device buffer never aliases the caller's memory (jaxlib aliases 64-byte aligned
+    arrays, and dispatch is asynchronous, so a later host write could race the computation).
+    """
+    return xc.batched_device_put(aval, sharding, [data], devices, True, True, _ZERO_COPY, True)
 
 
 def device_copy(buffer: Any, device: Any) -> Any:

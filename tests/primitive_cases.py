@@ -189,11 +189,5 @@ CASES: dict[str, list[Case]] = {
 }
 
 
-def _merge_slicing_cases() -> None:
-    """Cases for slicing.py and gather_scatter.py live next to their owners' tests."""
-    from slicing_cases import SLICING_CASES
-
-    CASES.update(SLICING_CASES)
-
-
-_merge_slicing_cases()
+# Cases for slicing.py and gather_scatter.py live in their own module, which adds them to CASES when imported.
+import slicing_cases  # noqa: E402,F401

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from primitive_cases import Case, normal, operands
+from primitive_cases import CASES, Case, normal, operands
 from tensorstage.staging.primitives.gather_scatter import GatherDims, ScatterDims
 
 I32 = np.dtype(np.int32)
@@ -139,3 +139,5 @@ SLICING_CASES: dict[str, list[Case]] = {
              {"dimension_numbers": POINTS, "combiner": "add"}, label="points, one dropped"),
     ],
 }
+
+CASES.update(SLICING_CASES)

@@ -490,3 +490,53 @@ def test_scalar_tangents_and_cotangents_take_the_primal_dtype() -> None:
     assert float(tangent) == pytest.approx(6.0)
     _, pullback = ts.vjp(lambda x: x * x, np.float64(3.0))
     assert float(pullback(1.0)[0]) == pytest.approx(6.0)
+
+
+def test_product_gradient_is_exact_with_zeros() -> None:
+    x = np.array([[1.5, 0.0, 2.0], [1.0, 2.0, 3.0], [0.0, 4.0, 0.0]])
+    g = ts.grad(lambda x: tnp.sum(tnp.prod(x, axis=1)))(x)
+    expected = np.array([[np.prod(np.delete(row, i)) for i in range(3)] for row in x])
+    np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-12)
+
+
+def test_python_scalar_arguments_are_differentiable() -> None:
+    assert float(ts.grad(lambda x: x * x * x)(2.0)) == pytest.approx(12.0)
+
+
+def test_bad_argnums_and_aux_structure_are_reported() -> None:
+    with pytest.raises(ts.TransformError, match="argnums"):
+        ts.grad(lambda x: tnp.sum(x), argnums=3)(np.ones(2))
+    with pytest.raises(ts.TransformError, match="has_aux"):
+        ts.grad(lambda x: tnp.sum(x), has_aux=True)(np.ones(2))
+
+
+def test_custom_rule_closing_over_a_differentiated_value_is_an_error() -> None:
+    def outer(y: Any) -> Any:
+        @ts.custom_jvp
+        def f(x: Any) -> Any:
+            return x * y
+
+        f.defjvp(lambda p, t: (p[0] * y, t[0] * y))
+        return f(np.float64(2.0))
+
+    with pytest.raises(ts.TransformError, match="closes over"):
+        ts.grad(outer)(np.float64(3.0))
+
+
+def test_grad_of_vmap_keeps_custom_rules(rng: np.random.Generator) -> None:
+    @ts.custom_vjp
+    def double_grad(x: Any) -> Any:
+        return tnp.sin(x)
+
+    double_grad.defvjp(lambda x: (tnp.sin(x), x), lambda x, g: (2.0 * g * tnp.cos(x),))
+
+    @ts.custom_jvp
+    def triple_jvp(x: Any) -> Any:
+        return tnp.sin(x)
+
+    triple_jvp.defjvp(lambda p, t: (tnp.sin(p[0]), 3.0 * t[0] * tnp.cos(p[0])))
+    xs = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(np.asarray(double_grad(xs)), np.sin(xs), rtol=1e-12)  # lowering: the function itself
+    batched = ts.vmap(lambda x: double_grad(x) + triple_jvp(x))  # batch rules carry the rules along
+    g = ts.grad(lambda xs: tnp.sum(batched(xs)))(xs)
+    np.testing.assert_allclose(np.asarray(g), 5 * np.cos(xs), rtol=1e-12)

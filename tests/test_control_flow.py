@@ -63,8 +63,9 @@ def test_cond_pytrees_and_closure(rng: np.random.Generator) -> None:
     @ts.program
     def f(x: Tensor[f32, N], w: Tensor[f32, N], p: Tensor[Any]) -> Any:
         # true_fn closes over w; false_fn does not: both still see one operand list.
-        return ts.cond(p, lambda d: {"a": d["x"] * w, "b": d["x"].sum()}, lambda d: {"a": d["x"], "b": 0.0 * d["x"].sum()},
-                       {"x": x})
+        with_w = lambda d: {"a": d["x"] * w, "b": d["x"].sum()}  # noqa: E731
+        without = lambda d: {"a": d["x"], "b": 0.0 * d["x"].sum()}  # noqa: E731
+        return ts.cond(p, with_w, without, {"x": x})
 
     out = f(x, w, np.bool_(True))
     np.testing.assert_allclose(out["a"], x * w, rtol=1e-6)
@@ -220,7 +221,7 @@ def test_predicates_and_lengths_are_checked() -> None:
         ts.cond(x, lambda a: a, lambda a: a, x)
     with pytest.raises(ts.DTypeError, match="cond_fn must return a bool scalar"):
         ts.while_loop(lambda c: c, lambda c: c, x)
-    with pytest.raises(ts.ShapeError, match="disagree on the length"):
+    with pytest.raises(ts.ShapeError, match=r"scan: the operands in xs disagree on the length: f32\[3\], f32\[4\]"):
         ts.scan(lambda c, xt: (c, xt), 0.0, (x, np.ones(4, np.float32)))
     with pytest.raises(ts.ShapeError, match="pass xs or length="):
         ts.scan(lambda c, xt: (c, xt), 0.0, None)
@@ -435,3 +436,169 @@ def test_grad_of_vmap_of_cond(rng: np.random.Generator) -> None:
 
     expected = np.where(xs[:, :1] > 0, 2 * xs, np.cos(xs))
     np.testing.assert_allclose(ts.grad(f)(xs), expected, rtol=1e-10)
+
+
+# ----------------------------------------------------------------------------------------- more edge cases
+
+
+def test_python_scalar_carry_takes_the_body_dtype() -> None:
+    xs = np.array([1.0, 2.0, 3.0])  # f64, while a Python float carry starts as the default f32
+    last, ys = ts.scan(lambda h, xt: (h * 0.5 + xt, h), 1.0, xs)
+    assert last.dtype == np.float64 and ys.dtype == np.float64
+    np.testing.assert_allclose(ys, [1.0, 1.5, 2.75])
+    n = ts.fori_loop(0, 3, lambda i, c: c + i, 0)  # an int carry stays i32
+    assert n.dtype == np.int32 and int(np.asarray(n)) == 3
+
+
+def test_empty_scan_returns_the_init() -> None:
+    last, ys = ts.scan(lambda c, xt: (c + xt, c), 1.0, np.zeros((0,)))
+    assert float(np.asarray(last)) == 1.0 and ys.shape == (0,)
+    assert float(np.asarray(ts.grad(lambda v: ts.scan(lambda c, xt: (c * xt, c), v, np.zeros((0,)))[0])(2.0))) == 1.0
+
+
+def test_integer_carry_through_grad_of_scan() -> None:
+    x = np.array([1.0, 2.0, 3.0])
+
+    def f(x: Any) -> Any:
+        step = lambda c, xt: ((c[0] + 1, c[1] * xt + c[0].astype(f64)), c[1])  # noqa: E731
+        (_, h), ys = ts.scan(step, (0, tnp.ones((), dtype=f64)), x)
+        return h + ys.sum()
+
+    def ref(x: np.ndarray) -> float:
+        h, total = 1.0, 0.0
+        for i, xt in enumerate(x):
+            total += h
+            h = h * xt + i
+        return h + total
+
+    np.testing.assert_allclose(ts.grad(f)(x), numeric_grad(ref, x), rtol=1e-6)
+
+
+def test_forward_mode_runs_each_loop_once() -> None:
+    x = np.array([1.0, 2.0])
+
+    def w(x: Any) -> Any:
+        return ts.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, tnp.sin(c[1]) * x), (0, x))[1]
+
+    def s(x: Any) -> Any:
+        return ts.scan(lambda c, xt: (tnp.sin(c) * xt, c * c), 1.0, x)
+
+    for fn, name in ((w, "while"), (s, "scan")):
+        staged = ts.program(lambda x, t: ts.jvp(fn, (x,), (t,))).stage(x, x)
+        deep_typecheck(staged.graph)
+        assert [e.primitive.name for e in staged.graph.eqns].count(name) == 1
+    hess = ts.program(lambda v: ts.hessian(lambda u: s(u)[0])(v)).stage(x)
+    deep_typecheck(hess.graph)
+    assert [e.primitive.name for e in hess.graph.eqns].count("scan") == 2  # forward and reverse, with tangents
+
+
+def test_hessian_of_scan_matches_finite_differences(rng: np.random.Generator) -> None:
+    x = rng.uniform(0.5, 1.5, 3)
+
+    def f(x: Any) -> Any:
+        return ts.scan(lambda c, xt: (tnp.sin(c * xt), c), 1.0, x)[0]
+
+    def grad_ref(v: np.ndarray) -> np.ndarray:
+        return np.asarray(ts.grad(f)(v))
+
+    eps = 1e-6
+    expected = np.stack([(grad_ref(x + eps * e) - grad_ref(x - eps * e)) / (2 * eps) for e in np.eye(3)])
+    np.testing.assert_allclose(ts.hessian(f)(x), expected, rtol=1e-5, atol=1e-8)
+
+
+def test_vmap_while_predicate_batched_through_a_closure() -> None:
+    limits = np.array([3, 0, 7], np.int32)
+    counts = ts.vmap(lambda lim: ts.while_loop(lambda c: c < lim, lambda c: c + 1, 0))(limits)
+    np.testing.assert_array_equal(counts, limits)
+
+
+def test_vmap_keeps_the_batch_dim_name() -> None:
+    class B(Dim): ...
+
+    xs = np.arange(6.0).reshape(2, 3)
+    fns = [
+        lambda v: ts.cond(v[0] > 0, lambda a: a * 2, lambda a: a, v),
+        lambda v: ts.while_loop(lambda c: c.sum() < 10.0, lambda c: c * 2 + 1, v),
+        lambda v: ts.scan(lambda c, xt: (c + xt, c * xt), 0.0, v)[1],
+    ]
+    for f in fns:
+        staged = ts.program(lambda x: ts.vmap(f, B)(x)).stage(xs)
+        deep_typecheck(staged.graph)
+        assert staged.out_avals[0].dims == ("B", None)
+
+
+def test_grad_of_nested_scans_and_the_plain_vjp_rule(rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorstage.staging.primitives.control_flow import scan_p
+    from tensorstage.staging.transforms.vjp import FORWARD_RULES
+
+    x = rng.uniform(-1, 1, (2, 3))
+
+    def f(x: Any) -> Any:
+        def row(c: Any, r: Any) -> Any:
+            inner, ys = ts.scan(lambda h, v: (tnp.sin(h + v) * c, h * v), c, r)
+            return inner + ys.sum(), inner
+
+        return ts.scan(row, 0.5, x)[0]
+
+    def ref(x: np.ndarray) -> float:
+        c = 0.5
+        for r in x:
+            h, total = c, 0.0
+            for v in r:
+                total += h * v
+                h = np.sin(h + v) * c
+            c = h + total
+        return float(c)
+
+    expected = numeric_grad(ref, x)
+    np.testing.assert_allclose(ts.grad(f)(x), expected, rtol=1e-6)
+    # Without the forward rule, the VJP rule recomputes the forward scan for its residuals: same gradient.
+    monkeypatch.delitem(FORWARD_RULES, scan_p)
+    np.testing.assert_allclose(ts.grad(lambda v: f(v))(x), expected, rtol=1e-6)  # a new function: staged anew
+
+
+def test_loop_invariant_residuals_are_not_stacked(rng: np.random.Generator) -> None:
+    w, xs = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((5, 3))
+
+    def f(w: Any, xs: Any) -> Any:  # the body's w.T is the same at every step
+        return ts.scan(lambda h, x: (tnp.tanh(h @ w.T + x), h.sum()), tnp.zeros(3, dtype=f64), xs)[0].sum()
+
+    def ref(w: np.ndarray) -> float:
+        h = np.zeros(3)
+        for x in xs:
+            h = np.tanh(h @ w.T + x)
+        return float(h.sum())
+
+    staged = ts.grad(f).stage(w, xs)
+    deep_typecheck(staged.graph)
+    forward = next(e for e in staged.graph.eqns if e.primitive.name == "scan" and not e.params["reverse"])
+    assert all(v.aval.shape != (5, 3, 3) for v in forward.outputs)
+    np.testing.assert_allclose(ts.grad(f)(w, xs), numeric_grad(ref, w), rtol=1e-6)
+
+
+def test_vmap_of_scan_scans_inner_axes_without_transposes(rng: np.random.Generator) -> None:
+    xs = rng.standard_normal((2, 4, 5, 3))
+
+    def f(x: Any) -> Any:
+        return ts.scan(lambda c, xt: (c + tnp.sin(xt), c * xt), tnp.zeros(3, dtype=f64), x)
+
+    def ref(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c, ys = np.zeros(3), []
+        for xt in x:
+            ys.append(c * xt)
+            c = c + np.sin(xt)
+        return c, np.stack(ys)
+
+    twice = ts.vmap(ts.vmap(f))
+    staged = ts.program(lambda x: twice(x)).stage(xs)
+    deep_typecheck(staged.graph)
+    assert "transpose" not in {e.primitive.name for e in staged.graph.eqns}
+    carry, ys = twice(xs)
+    for i, j in np.ndindex(2, 4):
+        c, y = ref(xs[i, j])
+        np.testing.assert_allclose(carry[i, j], c, rtol=1e-12)
+        np.testing.assert_allclose(ys[i, j], y, rtol=1e-12)
+    # Mapped over an inner axis: the scanned axis stays first, results still come out batch-major.
+    carry, ys = ts.vmap(f, in_axes=1)(np.transpose(xs[0], (1, 0, 2)))
+    for j in range(4):
+        np.testing.assert_allclose(ys[j], ref(xs[0, j])[1], rtol=1e-12)

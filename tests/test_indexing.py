@@ -76,6 +76,8 @@ def test_staged_index_arrays(rng: np.random.Generator) -> None:
     idx = np.array([[4, -1], [0, -5]], dtype=np.int32)
     got = ts.program(lambda x, idx: x[idx, ::-1])(x, idx)
     np.testing.assert_array_equal(np.asarray(got), x[idx, ::-1])
+    pair = ts.program(lambda x, i, j: x[[i, j, 0]])(x, np.int32(3), np.int32(-1))
+    np.testing.assert_array_equal(np.asarray(pair), x[[3, -1, 0]])
     cols = np.array([2, 0], dtype=np.int32)
     got = ts.program(lambda x, r, c: x[r[:, None], c])(x, np.array([1, 3], np.int32), cols)
     np.testing.assert_array_equal(np.asarray(got), x[np.array([1, 3])[:, None], cols])
@@ -258,3 +260,54 @@ def test_vmap_matches_python_loop(name: str, rng: np.random.Generator) -> None:
     ])
     got = ts.vmap(f, in_axes=axes)(x, i)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+def _primitive_cases() -> list[Any]:
+    from slicing_cases import SLICING_CASES
+
+    return [
+        pytest.param(name, case, id=f"{name}-{case.label or k}")
+        for name, cases in SLICING_CASES.items() if name != "iota"
+        for k, case in enumerate(cases)
+    ]
+
+
+@pytest.mark.parametrize("batched", ["all", "first", "rest"])
+@pytest.mark.parametrize(("name", "case"), _primitive_cases())
+def test_primitive_batch_rules_match_loop(name: str, case: Any, batched: str, rng: np.random.Generator) -> None:
+    """Every slicing/gather/scatter case, with all, only the first, or all but the first operand batched."""
+    from tensorstage.staging.builder import bind
+    from tensorstage.staging.primitive import REGISTRY
+    from tensorstage.tensor import Traced
+
+    examples = [case.make(rng, np.dtype(np.float32)) for _ in range(3)]
+    n = len(examples[0])
+    axes = [0 if (batched == "all" or (k == 0) == (batched == "first")) else None for k in range(n)]
+    if all(a is None for a in axes):
+        pytest.skip("nothing batched")
+    for k, a in enumerate(axes):  # unbatched operands are shared by every example
+        if a is None:
+            for ex in examples[1:]:
+                ex[k] = examples[0][k]
+    stacked = [np.stack([ex[k] for ex in examples]) if a == 0 else examples[0][k] for k, a in enumerate(axes)]
+
+    def apply(*xs: Any) -> Any:
+        return Traced(bind(REGISTRY[name], *(x.atom for x in xs), **case.params))
+
+    per = ts.program(apply)
+    want = np.stack([np.asarray(per(*ex)) for ex in examples])
+    mapped = ts.vmap(apply, in_axes=tuple(axes))
+    mapped.stage(*stacked).typecheck()
+    np.testing.assert_allclose(np.asarray(mapped(*stacked)), want, rtol=1e-6)
+
+
+def test_vmap_of_grad_of_indexing(rng: np.random.Generator) -> None:
+    def loss(x: Any, i: Any) -> Any:
+        return tnp.sum(tnp.sin(x[i]) * x.at[i].add(1.0)[0])
+
+    x = rng.standard_normal((4, 3))
+    i = np.array([[0, 2], [3, 3], [1, -1]], dtype=np.int32)
+    got = ts.vmap(ts.grad(loss), in_axes=(None, 0))(x, i)
+    single = ts.grad(loss)
+    want = np.stack([np.asarray(single(x, row)) for row in i])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from scipy import special
@@ -125,3 +126,30 @@ def test_errors() -> None:
 
     with pytest.raises(ts.ShapeError, match="axis Hidden is not a dim of the operand"):
         bad_axis(np.zeros((2, 3), np.float32))
+
+
+class Hidden(Dim): ...
+
+
+@attrs.frozen
+class TwoLayer:
+    first: ts.nn.Dense[f64, Classes, Hidden]
+    second: ts.nn.Dense[f64, Hidden, Classes]
+
+
+def test_dense_layers_nest_in_parameter_classes(rng: np.random.Generator) -> None:
+    k1, k2 = ts.random.split(ts.random.key(0))
+    net = TwoLayer(ts.nn.dense(k1, 4, 5, ts.nn.he_normal, ts.f64), ts.nn.dense(k2, 5, 4, dtype=ts.f64))
+    x = rng.standard_normal((3, 4))
+
+    @ts.program
+    def loss(net: TwoLayer, x: Tensor[f64, Batch, Classes]) -> Tensor[f64]:
+        return tnp.sum(net.second(ts.nn.relu(net.first(x))))
+
+    w1, b1, w2, b2 = (np.asarray(a) for a in (net.first.w, net.first.b, net.second.w, net.second.b))
+    assert w1.shape == (4, 5) and not b1.any() and w2.shape == (5, 4)
+    expected = (np.maximum(x @ w1 + b1, 0) @ w2 + b2).sum()
+    assert float(loss(net, x)) == pytest.approx(expected, rel=1e-12)
+    grads = ts.grad(loss)(net, x)
+    assert isinstance(grads, TwoLayer) and isinstance(grads.first, ts.nn.Dense)
+    np.testing.assert_allclose(np.asarray(grads.second.b), np.full(4, 3.0), rtol=1e-12)

@@ -116,6 +116,23 @@ def test_same_numbers_inside_and_outside_programs() -> None:
     np.testing.assert_array_equal(np.asarray(again[1]), np.asarray(inside[1]))
 
 
+def test_staged_draws_typecheck() -> None:
+    def draws(key: Tensor[u32, Any]) -> Any:
+        k1, k2, k3, k4, k5, k6 = ts.random.split(ts.random.fold_in(key, 3), 6)
+        logits = ts.random.normal(k2, (2, 3))
+        return (
+            ts.random.uniform(k1, (2, 3), ts.f64),
+            ts.random.bernoulli(k3, 0.25, (4,)),
+            ts.random.categorical(k4, logits),
+            ts.random.randint(k5, (3,), 0, 7),
+            ts.random.permutation(k6, logits),
+        )
+
+    staged = ts.program(draws).stage(ts.Spec((2,), u32))
+    staged.typecheck()
+    assert [str(a) for a in staged.out_avals] == ["f64[2, 3]", "bool[4]", "i32[2]", "i32[3]", "f32[2, 3]"]
+
+
 def test_split_keys_differ_and_are_reproducible() -> None:
     a, b = ts.random.split(ts.random.key(0))
     assert np.asarray(a).tolist() != np.asarray(b).tolist()
@@ -200,6 +217,18 @@ def test_permutation_of_range_and_of_rows(rng: np.random.Generator) -> None:
     assert sorted(map(tuple, rows.tolist())) == sorted(map(tuple, x.tolist()))  # whole rows move together
     cols = np.asarray(ts.random.permutation(key, x, axis=1))
     assert sorted(map(tuple, cols.T.tolist())) == sorted(map(tuple, x.T.tolist()))
+
+
+def test_vmap_over_keys_and_grad_through_bounds() -> None:
+    keys = ts.random.split(ts.random.key(6), 3)
+    stacked = np.stack([np.asarray(k) for k in keys])
+    batched = np.asarray(ts.vmap(lambda k: ts.random.normal(k, (4,)))(stacked))
+    for row, k in zip(batched, keys):
+        np.testing.assert_array_equal(row, np.asarray(ts.random.normal(k, (4,))))
+    # Reparameterized: d/d(maxval) sum(minval + u * (maxval - minval)) = sum(u).
+    u = np.asarray(ts.random.uniform(keys[0], (8,)))
+    grad = ts.grad(lambda hi: ts.numpy.sum(ts.random.uniform(keys[0], (8,), minval=0.0, maxval=hi)))(np.float32(3.0))
+    assert float(grad) == pytest.approx(float(u.sum()), rel=1e-6)
 
 
 def test_matches_jax_when_installed() -> None:

@@ -230,13 +230,18 @@ def _applier(name: str, case: Case) -> Callable[..., Any]:
 
 
 def _draw_batched(
-    case: Case, rng: np.random.Generator, size: int
+    case: Case, rng: np.random.Generator, size: int, mixed: bool
 ) -> tuple[list[Any], list[int | None], list[list[np.ndarray]]]:
-    """Batched operands along random axes (a random non-empty subset batched), and the per-example operands."""
+    """Batched operands along random axes, and the per-example operands. Every operand is batched, or with
+    ``mixed`` a random non-empty proper subset (unbatched operands next to batched ones)."""
     first = case.operands(rng)
     n = len(first)
-    mask = rng.random(n) < 0.6
-    mask[rng.integers(n)] = True
+    mask = np.ones(n, bool)
+    if mixed and n > 1:
+        mask = rng.random(n) < 0.5
+        mask[rng.integers(n)] = True
+        if mask.all():
+            mask[rng.choice(np.flatnonzero(mask))] = False
     axes: list[int | None] = [int(rng.integers(0, x.ndim + 1)) if m else None for x, m in zip(first, mask)]
     draws = [first] + [case.operands(rng) for _ in range(size - 1)]
     batched: list[Any] = []
@@ -252,7 +257,7 @@ def _draw_batched(
 
 
 def _cases() -> list[tuple[str, int, int]]:
-    """(primitive, case, trial): two trials per case, each drawing its own batched operands and axes."""
+    """(primitive, case, trial): trial 0 batches every operand, trial 1 mixes batched and unbatched operands."""
     return [
         (name, i, trial)
         for name in sorted(CASES)
@@ -267,7 +272,7 @@ def test_batch_rule_matches_loop(name: str, index: int, trial: int, rng: np.rand
     case = CASES[name][index]
     size = 3
     apply = _applier(name, case)
-    batched, axes, examples = _draw_batched(case, rng, size)
+    batched, axes, examples = _draw_batched(case, rng, size, mixed=trial == 1)
     per_example = ts.Program(apply, check_annotations=False, name=name)
     expected = [per_example(*ex) for ex in examples]
     flat_expected = [[np.asarray(o) for o in (e if isinstance(e, tuple) else (e,))] for e in expected]
@@ -489,6 +494,9 @@ def test_matrix_times_batched_vectors_needs_no_transpose() -> None:
     # A trailing batch axis stays trailing through a broadcast (out_axes=-1 asks for it there).
     text = str(ts.vmap(lambda x: tnp.broadcast_to(x, (2, 3)), in_axes=1, out_axes=-1).stage(ts.Spec((3, 8), f32)))
     assert "transpose" not in text and "f32[2, 3, 8]" in text
+    # Elementwise ops keep the batch axis of their full-shape operand; per-example scalars are broadcast to it.
+    text = str(ts.vmap(lambda x, s: x * s, in_axes=(1, 0), out_axes=1).stage(ts.Spec((3, 8), f32), ts.Spec((8,), f32)))
+    assert "transpose" not in text
     # So does a trailing batch axis through a reshape that merges the axes before it.
     text = str(ts.vmap(lambda x: tnp.reshape(x, (12,)), in_axes=2, out_axes=1).stage(ts.Spec((3, 4, 8), f32)))
     assert "transpose" not in text and "f32[12, 8]" in text

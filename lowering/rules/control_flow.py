@@ -55,13 +55,13 @@ def _while(
 @lowers(CF.scan_p)
 def _scan(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, body: Graph, num_consts: int, num_carry: int,
-    length: int, reverse: bool,
+    length: int, reverse: bool, xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> list[Value]:
     """A while over (step, consts, carry, xs, ys buffers): slice x_t, run the body, write y_t in place."""
     n_xs = len(args) - num_consts - num_carry
     ys_avals = list(outs[num_carry:])
-    buffers = [em.op("stablehlo.broadcast_in_dim", [em.scalar(0, y.dtype)], [y], f"broadcast_dimensions = {i64_array([])}")[0]
-               for y in ys_avals]
+    no_dims = f"broadcast_dimensions = {i64_array([])}"
+    buffers = [em.op("stablehlo.broadcast_in_dim", [em.scalar(0, y.dtype)], [y], no_dims)[0] for y in ys_avals]
     if length == 0:  # no step runs (and a zero-length operand cannot even be sliced)
         return [*args[num_consts : num_consts + num_carry], *buffers]
     init = [em.scalar(0, I32), *args, *buffers]
@@ -78,9 +78,9 @@ def _scan(
         t = i
         if reverse:
             t = r.op("stablehlo.subtract", [r.scalar(length - 1, I32), i], [_SCALAR_I32])[0]
-        x_t = [_index(r, x, t) for x in xs]
+        x_t = [_index(r, x, t, a) for x, a in zip(xs, xs_axes)]
         new = r.graph_body(body, [*consts, *carry, *x_t])
-        ys_new = [_update(r, buf, y, t) for buf, y in zip(ys, new[num_carry:])]
+        ys_new = [_update(r, buf, y, t, a) for buf, y, a in zip(ys, new[num_carry:], ys_axes)]
         i_next = r.op("stablehlo.add", [i, r.scalar(1, I32)], [_SCALAR_I32])[0]
         return [i_next, *consts, *new[:num_carry], *xs, *ys_new]
 
@@ -89,20 +89,22 @@ def _scan(
     return [*final[num_consts : num_consts + num_carry], *final[num_consts + num_carry + n_xs :]]
 
 
-def _index(em: Emitter, x: Value, t: Value) -> Value:
-    """``x[t]`` along the leading axis."""
+def _index(em: Emitter, x: Value, t: Value, axis: int) -> Value:
+    """``x[t]`` along ``axis``."""
     shape = x.aval.shape
-    zeros = [em.scalar(0, I32) for _ in shape[1:]]
-    piece = Aval((1, *shape[1:]), x.aval.dtype)
-    sliced = em.op("stablehlo.dynamic_slice", [x, t, *zeros], [piece], f"slice_sizes = {i64_array(piece.shape)}")[0]
-    return em.op("stablehlo.reshape", [sliced], [Aval(shape[1:], x.aval.dtype)])[0]
+    starts = [t if a == axis else em.scalar(0, I32) for a in range(len(shape))]
+    piece = Aval(tuple(1 if a == axis else n for a, n in enumerate(shape)), x.aval.dtype)
+    sliced = em.op("stablehlo.dynamic_slice", [x, *starts], [piece], f"slice_sizes = {i64_array(piece.shape)}")[0]
+    rest = Aval(tuple(n for a, n in enumerate(shape) if a != axis), x.aval.dtype)
+    return em.op("stablehlo.reshape", [sliced], [rest])[0]
 
 
-def _update(em: Emitter, buf: Value, y: Value, t: Value) -> Value:
-    """``buf`` with ``buf[t] = y`` along the leading axis."""
-    piece = em.op("stablehlo.reshape", [y], [Aval((1, *y.aval.shape), y.aval.dtype)])[0]
-    zeros = [em.scalar(0, I32) for _ in y.aval.shape]
-    return em.op("stablehlo.dynamic_update_slice", [buf, piece, t, *zeros], [buf.aval])[0]
+def _update(em: Emitter, buf: Value, y: Value, t: Value, axis: int) -> Value:
+    """``buf`` with ``y`` written at index ``t`` of ``axis``."""
+    shape = y.aval.shape
+    piece = em.op("stablehlo.reshape", [y], [Aval((*shape[:axis], 1, *shape[axis:]), y.aval.dtype)])[0]
+    starts = [t if a == axis else em.scalar(0, I32) for a in range(buf.aval.ndim)]
+    return em.op("stablehlo.dynamic_update_slice", [buf, piece, *starts], [buf.aval])[0]
 
 
 __all__: list[Any] = []

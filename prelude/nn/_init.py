@@ -13,7 +13,7 @@ from typing_extensions import Unpack
 
 from ...dtypes import Floating, f32
 from ...tensor import Tensor
-from ..numpy._core import shape_error
+from ..numpy._core import op, shape_error
 from ..random import Key, normal, uniform
 from ..random._keys import ShapeLike, parse_shape
 
@@ -33,21 +33,25 @@ def _scaled_uniform(key: Key, shape: ShapeLike, dtype: Any, variance: float) -> 
     return uniform(key, shape, dtype, -limit, limit)
 
 
+@op
 def glorot_uniform(key: Key, shape: ShapeLike, dtype: type[Floating] | Any = f32) -> AnyTensor:
     fan_in, fan_out = _fans("glorot_uniform", shape)
     return _scaled_uniform(key, shape, dtype, 2.0 / (fan_in + fan_out))
 
 
+@op
 def glorot_normal(key: Key, shape: ShapeLike, dtype: type[Floating] | Any = f32) -> AnyTensor:
     fan_in, fan_out = _fans("glorot_normal", shape)
     return normal(key, shape, dtype) * math.sqrt(2.0 / (fan_in + fan_out))
 
 
+@op
 def he_uniform(key: Key, shape: ShapeLike, dtype: type[Floating] | Any = f32) -> AnyTensor:
     fan_in, _ = _fans("he_uniform", shape)
     return _scaled_uniform(key, shape, dtype, 2.0 / fan_in)
 
 
+@op
 def he_normal(key: Key, shape: ShapeLike, dtype: type[Floating] | Any = f32) -> AnyTensor:
     fan_in, _ = _fans("he_normal", shape)
     return normal(key, shape, dtype) * math.sqrt(2.0 / fan_in)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
-from typing_extensions import Unpack
+from typing_extensions import TypeVarTuple, Unpack
 
-from ...dtypes import DType, to_numpy
+from ...dtypes import DType, f32, to_numpy
 from ...staging import dtypes as _dt
 from ...staging.ir import Aval, DimName, literal
 from ...staging.primitives import structural as S
@@ -17,6 +17,50 @@ from ._core import as_tensor, op, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 ShapeLike = int | type | Sequence[int | type]
+DT = TypeVar("DT", bound=DType)
+DT2 = TypeVar("DT2", bound=DType)
+Sh = TypeVarTuple("Sh")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+AnyShape = tuple[Any, ...]
+
+
+class Filled(Protocol):
+    """``zeros`` / ``ones``: a shape of Dim classes (with fixed sizes) types the result's dims."""
+
+    @overload
+    def __call__(self, shape: tuple[type[A]], dtype: type[DT]) -> Tensor[DT, A]: ...
+    @overload
+    def __call__(self, shape: tuple[type[A], type[B]], dtype: type[DT]) -> Tensor[DT, A, B]: ...
+    @overload
+    def __call__(self, shape: tuple[type[A], type[B], type[C]], dtype: type[DT]) -> Tensor[DT, A, B, C]: ...
+    @overload
+    def __call__(self, shape: ShapeLike, dtype: type[DT]) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, shape: ShapeLike, dtype: None = None) -> Tensor[f32, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, shape: ShapeLike, dtype: Any) -> Tensor[Any, Unpack[AnyShape]]: ...
+
+
+class FilledLike(Protocol):
+    """``zeros_like`` / ``ones_like``: the operand's type, or its shape with another dtype."""
+
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[Sh]], dtype: None = None) -> Tensor[DT, Unpack[Sh]]: ...
+    @overload
+    def __call__(self, x: Tensor[Any, Unpack[Sh]], dtype: type[DT2]) -> Tensor[DT2, Unpack[Sh]]: ...
+    @overload
+    def __call__(self, x: Tensor[Any, Unpack[Sh]], dtype: Any) -> Tensor[Any, Unpack[Sh]]: ...
+
+
+def _filled(fn: Callable[..., Any]) -> Filled:
+    """Identity at run time: gives the implementation its public overloads."""
+    return fn
+
+
+def _filled_like(fn: Callable[..., Any]) -> FilledLike:
+    return fn
 
 
 def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:
@@ -53,12 +97,14 @@ def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | 
     return wrap(S.full_like(Aval(sizes, target, names), fill_value))
 
 
+@_filled
 @op
 def zeros(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = _shape("zeros", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 0))
 
 
+@_filled
 @op
 def ones(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = _shape("ones", shape)
@@ -71,10 +117,12 @@ def full_like(x: AnyTensor, fill_value: float | int | bool, dtype: type[DType] |
     return wrap(S.full_like(aval.with_dtype(_dtype(dtype, aval.dtype)), fill_value))
 
 
+@_filled_like
 def zeros_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
     return full_like(x, 0, dtype)
 
 
+@_filled_like
 def ones_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
     return full_like(x, 1, dtype)
 

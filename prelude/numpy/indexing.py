@@ -5,9 +5,12 @@ Supported index items: ints (negative count from the end; out of range is an err
 in place when the advanced items are adjacent, first otherwise; ints count as advanced items next to arrays),
 and staged integer scalars or arrays (dynamic indices).
 
-Dynamic indices cannot be checked while staging. As in XLA and JAX, a read clamps them into range and an update
-whose index is out of range is dropped; negative dynamic indices count from the end like static ones. Boolean
-masks are rejected: their result shape depends on the data (use ``tnp.where``).
+Dynamic indices (staged scalars and arrays; also NumPy index arrays in eager calls on device arrays, which
+are passed as runtime inputs so that new index values do not recompile) cannot be checked while staging. As in
+XLA and JAX, a read clamps them into range and an update whose index is out of range is dropped; negative
+dynamic indices count from the end like static ones. Static indices (ints, lists, NumPy arrays inside a staged
+function) are checked and raise. Boolean masks are rejected: their result shape depends on the data (use
+``tnp.where``).
 
 Basic indexing (ints, slices, None, ...) lowers to slice / reverse / reshape, a staged scalar index to
 dynamic_slice; integer arrays to one gather. Updates are one scatter.
@@ -124,6 +127,13 @@ def _classify(op_name: str, entry: Any, n: int, axis: int, x: Aval) -> Item:
         if not -n <= i < n:
             raise shape_error(op_name, f"index {i} is out of range for axis {axis} of {x} (size {n})")
         return _Point(i % n)
+    if isinstance(entry, list) and any(isinstance(e, Traced) for e in entry):
+        # A list of staged scalars (``x[[i, j]]``): stack them into one staged index array.
+        parts = [e.atom if isinstance(e, Traced) else literal(e, INDEX) for e in entry]
+        if any(p.aval.ndim != 0 for p in parts):
+            raise shape_error(op_name, f"a list index may mix only scalars with staged scalars, got {entry!r}")
+        stacked = SL.concatenate([S.reshape(E.convert(p, INDEX), (1,)) for p in parts], 0)
+        return _classify(op_name, wrap(stacked), n, axis, x)
     if isinstance(entry, (list, np.ndarray)):
         value = np.asarray(entry)
         if value.ndim == 0 and value.dtype.kind in "iu":

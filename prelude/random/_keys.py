@@ -15,7 +15,7 @@ import numpy as np
 from typing_extensions import Unpack
 
 from ...dims import Dim
-from ...dtypes import Integer, u32
+from ...dtypes import u32
 from ...staging import dtypes as _dt
 from ...staging.builder import bind, is_staging
 from ...staging.ir import Atom, DimName, literal
@@ -109,7 +109,7 @@ def bits32(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Ato
 # ------------------------------------------------------------------------------------------- public API
 
 
-def key(seed: int | Tensor[Integer]) -> Key:
+def key(seed: int | Tensor[Any]) -> Key:
     """A key from an integer seed (a Python int up to 64 bits, or an integer scalar tensor)."""
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         value = int(seed)
@@ -127,7 +127,7 @@ def key(seed: int | Tensor[Integer]) -> Key:
 
 
 @op
-def _key_from_tensor(seed: Tensor[Integer]) -> Key:
+def _key_from_tensor(seed: Tensor[Any]) -> Key:
     t = as_tensor(seed)
     if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
         raise dtype_error("key", f"a seed must be an integer scalar, got {describe(seed)}")
@@ -150,19 +150,27 @@ def split(key: Key, num: int = 2) -> tuple[Key, ...]:
     return tuple(wrap(make_key(_element(high, i), _element(low, i))) for i in range(num))
 
 
-@op
-def fold_in(key: Key, data: int | Tensor[Integer]) -> Key:
+def fold_in(key: Key, data: int | Tensor[Any]) -> Key:
     """A new key that depends on ``key`` and the integer ``data`` (e.g. a step or a layer index)."""
-    atom = check_key("fold_in", key)
     if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
-        word: Atom = literal(int(data) & 0xFFFFFFFF, U32)
-    else:
-        t = as_tensor(data)
-        if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
-            raise dtype_error("fold_in", f"data must be an integer scalar, got {describe(data)}")
-        word = E.convert(t.atom, U32)
+        if not -(2**31) <= int(data) < 2**32:
+            raise dtype_error("fold_in", f"data {int(data)} does not fit in 32 bits")
+        # An array, not a Python int: every value then shares one compiled program.
+        word: Any = np.asarray(int(data) & 0xFFFFFFFF, dtype=np.uint32)
+        return _fold_in(key, word)
+    if isinstance(data, bool) or not isinstance(data, Tensor):
+        raise dtype_error("fold_in", f"data must be an int or an integer scalar tensor, got {describe(data)}")
+    return _fold_in(key, data)
+
+
+@op
+def _fold_in(key: Key, data: Tensor[Any]) -> Key:
+    atom = check_key("fold_in", key)
+    t = as_tensor(data)
+    if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
+        raise dtype_error("fold_in", f"data must be an integer scalar, got {describe(data)}")
     k0, k1 = key_words(atom)
-    first, second = threefry2x32(k0, k1, literal(0, U32), word)
+    first, second = threefry2x32(k0, k1, literal(0, U32), E.convert(t.atom, U32))
     return wrap(make_key(first, second))
 
 

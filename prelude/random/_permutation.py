@@ -7,7 +7,6 @@ with fresh keys make a collision between any pair unlikely (the same rule of thu
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -16,7 +15,6 @@ from ...staging.ir import Aval
 from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import iota
 from ...staging.primitives.sorting import sort
-from ...tensor import Tensor
 from ..numpy._core import as_tensor, describe, normalize_axes, op, shape_error, wrap
 from ._keys import AnyTensor, Key, bits32, check_key, split
 
@@ -27,7 +25,7 @@ def _rounds(n: int) -> int:
 
 
 @op
-def permutation(key: Key, x: int | Tensor[Any, Any], axis: int | type = 0) -> AnyTensor:
+def permutation(key: Key, x: int | AnyTensor, axis: int | type = 0) -> AnyTensor:
     """A random permutation of ``range(x)`` (i32) for an int ``x``, or ``x`` shuffled along ``axis``."""
     check_key("permutation", key)
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
@@ -42,7 +40,8 @@ def permutation(key: Key, x: int | Tensor[Any, Any], axis: int | type = 0) -> An
         (axis_index,) = normalize_axes("permutation", axis, values, allow_none=False)
     n = values.aval.shape[axis_index]
     shuffled = values.atom
-    for round_key in split(key, _rounds(n)):
+    rounds = _rounds(n)
+    for round_key in split(key, rounds) if rounds > 1 else (key,):
         keys = bits32(as_tensor(round_key).atom, (n,), (values.aval.dims[axis_index],))
         aval: Aval = shuffled.aval
         spread = S.broadcast_in_dim(keys, aval.shape, (axis_index,), aval.dims)

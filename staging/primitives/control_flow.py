@@ -5,9 +5,11 @@
   run the last branch, as StableHLO's ``case``).
 - ``while(*cond_consts, *body_consts, *carry; cond_graph, body_graph, ...)`` repeats ``body_graph`` while
   ``cond_graph`` says so. Its trip count is only known at run time, so it has a JVP but no VJP.
-- ``scan(*consts, *carry, *xs; body, length, reverse, ...)`` runs ``body(consts, carry, x_t) -> (carry, y_t)``
-  over the leading axis of ``xs`` and stacks the ``y_t``. Static trip count, so it is reverse-differentiable:
-  a forward scan saves per-step residuals as stacked outputs and a reverse scan applies the body's VJP.
+- ``scan(*consts, *carry, *xs; body, length, reverse, xs_axes, ys_axes, ...)`` runs ``body(consts, carry,
+  x_t) -> (carry, y_t)`` over axis ``xs_axes[i]`` of each x (the leading one as users write it; batching
+  scans an inner axis so that the batch axis stays in front without a transpose) and stacks each ``y_t``
+  along ``ys_axes[j]``. Static trip count, so it is reverse-differentiable: a forward scan saves per-step
+  residuals as stacked outputs and a reverse scan applies the body's VJP.
 
 Subgraphs are closed (values from outside are explicit consts). Transforms of subgraphs reuse the graph-level
 walkers of ``staging.transforms``, imported inside the rules because those modules import the primitives.
@@ -129,7 +131,9 @@ class Replacing(NamedTuple):
     positions: Sequence[int]
 
 
-def bind_control(prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any], replacing: Replacing | None) -> list[Atom]:
+def bind_control(
+    prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any], replacing: Replacing | None
+) -> list[Atom]:
     """Bind ``prim``. With ``replacing``, the equation that emitted the primal outputs is dropped and the new one
     defines those same variables, so forward mode runs a loop once (not once for the value and once more for
     value and tangent). That is only sound right after the walker re-emitted the primal equation, before any
@@ -137,16 +141,16 @@ def bind_control(prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any]
     if replacing is not None:
         builder = current()
         old = tuple(replacing.outs)
-        index = next((i for i, e in reversed(list(enumerate(builder.eqns))) if e.outputs == old), None)
+        index = next((i for i in reversed(range(len(builder.eqns))) if builder.eqns[i].outputs == old), None)
         out_avals = abstract_eval(prim, [a.aval for a in inputs], params)
-        ids = {id(v) for v in old}
-        fits = index is not None and all(out_avals[p] == v.aval for p, v in zip(replacing.positions, old))
-        if fits and not any(isinstance(a, Var) and id(a) in ids for e in builder.eqns[index + 1 :] for a in e.inputs):
-            del builder.eqns[index]  # type: ignore[arg-type]
-            by_pos = dict(zip(replacing.positions, old))
-            outs = tuple(by_pos.get(i) or Var(a) for i, a in enumerate(out_avals))
-            builder.eqns.append(Equation(prim, tuple(inputs), outs, params, current_loc()))  # type: ignore[arg-type]
-            return list(outs)
+        if index is not None and all(out_avals[p] == v.aval for p, v in zip(replacing.positions, old)):
+            ids = {id(v) for v in old}
+            if not any(isinstance(a, Var) and id(a) in ids for e in builder.eqns[index + 1 :] for a in e.inputs):
+                del builder.eqns[index]
+                by_pos: dict[int, Var] = {p: v for p, v in zip(replacing.positions, old) if isinstance(v, Var)}
+                outs = tuple(by_pos[i] if i in by_pos else Var(a) for i, a in enumerate(out_avals))
+                builder.eqns.append(Equation(prim, tuple(inputs), outs, params, current_loc()))
+                return list(outs)
     return list(bind(prim, *inputs, **params))
 
 
@@ -191,7 +195,8 @@ def _cond_jvp(
     keep = [*range(n_out), *(n_out + i for i in range(n_out) if live[i])]
     graphs = [select_outputs(g, keep) for g, _ in jvps]
     dense = [t for t, w in zip(tangents[1:], wants) if w]
-    results = iter(cond(index, [*operands, *dense], graphs, Replacing(outs, range(n_out)))[n_out:])  # type: ignore[list-item]
+    fused = cond(index, [*operands, *dense], graphs, Replacing(outs, range(n_out)))  # type: ignore[list-item]
+    results = iter(fused[n_out:])
     return [next(results) if live[i] else Zero(o.aval) for i, o in enumerate(outs)]
 
 
@@ -228,7 +233,7 @@ def _cond_batch(
     if index_dim is None:
         # One branch for the whole batch: cond of the batched branches, outputs batched at 0 where any is.
         firsts = [batch_graph(b, op_dims, size, name)[1] for b in branches]
-        out_dims: list[int | None] = [0 if any(f[i] is not None for f in firsts) else None for i in range(len(firsts[0]))]
+        out_dims: list[int | None] = [0 if any(d is not None for d in ds) else None for ds in zip(*firsts)]
         graphs = [batch_graph(b, op_dims, size, name, out_dims)[0] for b in branches]
         return cond(index, operands, graphs), out_dims
     # Each example picks its own branch: run every branch on the whole batch and select per example.
@@ -393,45 +398,56 @@ def _while_batch(
 scan_p = Primitive("scan", multiple_results=True)
 
 
-def stacked(aval: Aval, length: int, name: DimName) -> Aval:
-    return Aval((length, *aval.shape), aval.dtype, (name, *aval.dims))
+def stacked(aval: Aval, length: int, name: DimName, axis: int = 0) -> Aval:
+    """The type of per-step values of ``aval`` stacked along ``axis``."""
+    return Aval(
+        (*aval.shape[:axis], length, *aval.shape[axis:]), aval.dtype, (*aval.dims[:axis], name, *aval.dims[axis:])
+    )
 
 
-def unstacked(aval: Aval) -> Aval:
-    return Aval(aval.shape[1:], aval.dtype, aval.dims[1:])
-
-
-def _stack_name(xs: Sequence[Aval]) -> DimName:
-    names = {x.dims[0] for x in xs if x.dims[0] is not None}
-    return names.pop() if len(names) == 1 else None
+def unstacked(aval: Aval, axis: int = 0) -> Aval:
+    """The type of one step of ``aval`` scanned along ``axis``."""
+    keep = [a for a in range(aval.ndim) if a != axis]
+    return Aval(tuple(aval.shape[a] for a in keep), aval.dtype, tuple(aval.dims[a] for a in keep))
 
 
 @scan_p.def_shape
 def _scan_shape(
-    *args: Aval, body: Graph, num_consts: int, num_carry: int, length: int, reverse: bool
+    *args: Aval, body: Graph, num_consts: int, num_carry: int, length: int, reverse: bool,
+    xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> tuple[Aval, ...]:
     consts, carry, xs = _split(args, num_consts, num_carry)
-    for x in xs:
-        if x.ndim == 0 or x.shape[0] != length:
-            raise ShapeError(f"every scanned operand needs a leading axis of length {length}, got {x}", "scan")
-    names = {x.dims[0] for x in xs if x.dims[0] is not None}
-    if len(names) > 1:
-        raise ShapeError(f"scanned operands disagree on the scanned dim: {describe(xs)}", "scan")
-    _check_inputs("scan", "the body", body, [*consts, *carry, *(unstacked(x) for x in xs)])
     outs = body.out_avals
-    if len(outs) < num_carry:
-        raise ShapeError(f"the body returns {len(outs)} values for a carry of {num_carry}", "scan")
+    if len(xs_axes) != len(xs) or len(outs) < num_carry or len(ys_axes) != len(outs) - num_carry:
+        raise ShapeError(
+            f"{len(xs)} scanned operands with axes {xs_axes} and {len(outs)} body results ({num_carry} carried) "
+            f"with stacking axes {ys_axes} do not match", "scan",
+        )
+    for x, a in zip(xs, xs_axes):
+        if not 0 <= a < x.ndim or x.shape[a] != length:
+            raise ShapeError(f"every operand in xs needs an axis {a} of length {length}, got {x}", "scan")
+    names = {x.dims[a] for x, a in zip(xs, xs_axes) if x.dims[a] is not None}
+    if len(names) > 1:
+        raise ShapeError(f"the operands in xs disagree on the scanned dim: {describe(xs)}", "scan")
+    _check_inputs("scan", "the body", body, [*consts, *carry, *(unstacked(x, a) for x, a in zip(xs, xs_axes))])
     join_types("scan", "the body changes the carry type", carry, outs[:num_carry])
-    name = _stack_name(xs)
-    return (*carry, *(stacked(y, length, name) for y in outs[num_carry:]))
+    for y, a in zip(outs[num_carry:], ys_axes):
+        if not 0 <= a <= y.ndim:
+            raise ShapeError(f"cannot stack {y} along axis {a}", "scan")
+    name = names.pop() if names else None
+    return (*carry, *(stacked(y, length, name, a) for y, a in zip(outs[num_carry:], ys_axes)))
 
 
 def scan(
     consts: Sequence[Atom], carry: Sequence[Atom], xs: Sequence[Atom], body: Graph, length: int, reverse: bool,
-    replacing: Replacing | None = None,
+    replacing: Replacing | None = None, xs_axes: Sequence[int] | None = None, ys_axes: Sequence[int] | None = None,
 ) -> list[Atom]:
+    """Bind a scan; scanned and stacked axes default to the leading ones."""
+    n_ys = len(body.outputs) - len(carry)
     params = {
         "body": body, "num_consts": len(consts), "num_carry": len(carry), "length": length, "reverse": reverse,
+        "xs_axes": tuple(xs_axes) if xs_axes is not None else (0,) * len(xs),
+        "ys_axes": tuple(ys_axes) if ys_axes is not None else (0,) * n_ys,
     }
     return bind_control(scan_p, [*consts, *carry, *xs], params, replacing)
 
@@ -439,7 +455,7 @@ def scan(
 @scan_p.def_jvp
 def _scan_jvp(
     primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, body: Graph, num_consts: int,
-    num_carry: int, length: int, reverse: bool,
+    num_carry: int, length: int, reverse: bool, xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> list[MaybeZero]:
     """A scan over (primal, nonzero tangent) pairs of consts, carry and xs."""
     from ..transforms.jvp import jvp_graph
@@ -471,6 +487,8 @@ def _scan_jvp(
     results = scan(
         [*consts, *dense(t_consts, const_nz)], [*carry, *dense(t_carry, carry_nz)], [*xs, *dense(t_xs, xs_nz)],
         new_body, length, reverse, Replacing(outs, primal_at),
+        xs_axes=[*xs_axes, *(a for a, nz in zip(xs_axes, xs_nz) if nz)],
+        ys_axes=[*ys_axes, *(a for a, nz in zip(ys_axes, ys_nz) if nz)],
     )
     t_carry_out = iter(results[n_c : n_c + n_tc])
     t_ys_out = iter(results[n_c + n_tc + n_y :])
@@ -488,11 +506,15 @@ def _scan_jvp(
 class _ScanVJP:
     """The forward and backward step graphs of a scan body, and where each residual comes from."""
 
-    def __init__(self, body: Graph, num_consts: int, num_carry: int, active: Sequence[bool]) -> None:
+    def __init__(
+        self, body: Graph, num_consts: int, num_carry: int, active: Sequence[bool], xs_axes: tuple[int, ...],
+        ys_axes: tuple[int, ...],
+    ) -> None:
         from ..transforms.vjp import vjp_graph
 
         n_in, n_out = len(body.inputs), len(body.outputs)
         self.num_consts, self.num_carry = num_consts, num_carry
+        self.xs_axes, self.ys_axes = xs_axes, ys_axes
         consts_a, carry_a, xs_a = _split(list(active), num_consts, num_carry)
         carry_a = _carry_fixpoint(
             carry_a, lambda flags: active_outputs(body, consts_a + flags + xs_a)[:num_carry]
@@ -520,14 +542,30 @@ class _ScanVJP:
                 seen.add(id(atom))
                 residuals.append(atom)
         input_pos = {id(v): i for i, v in enumerate(primal_ins)}
+        # Values computed from the consts alone are the same at every step: computed once outside the backward
+        # scan rather than stacked per step (a transposed weight, say).
+        invariant = {id(v) for v in primal_ins[:num_consts]}
+        hoistable = []
+        for eqn in fwd_eqns:
+            if not eqn.primitive.effectful and all(not isinstance(a, Var) or id(a) in invariant for a in eqn.inputs):
+                invariant.update(id(v) for v in eqn.outputs)
+                hoistable.append(eqn)
         # Consts and xs the backward step reads are passed to it directly; everything else is stacked per step.
         self.const_res = [input_pos[id(r)] for r in residuals if input_pos.get(id(r), n_in) < num_consts]
         self.xs_res = [input_pos[id(r)] for r in residuals if input_pos.get(id(r), -1) >= num_consts + num_carry]
-        direct = set(self.const_res) | set(self.xs_res)
-        self.stacked_res = [r for r in residuals if input_pos.get(id(r), -1) not in direct]
+        hoisted = [r for r in residuals if id(r) in invariant and id(r) not in input_pos]
+        self.hoist = dce(Graph(primal_ins[:num_consts], hoistable, hoisted))
+        direct = {id(primal_ins[i]) for i in self.const_res + self.xs_res} | {id(r) for r in hoisted}
+        self.stacked_res = [r for r in residuals if id(r) not in direct]
         self.forward = dce(Graph(primal_ins, fwd_eqns, [*joint.outputs[:n_out], *self.stacked_res]))
-        res_vars = [primal_ins[i] for i in self.const_res] + self.stacked_res + [primal_ins[i] for i in self.xs_res]
+        loop_consts = [primal_ins[i] for i in self.const_res] + hoisted
+        res_vars = loop_consts + self.stacked_res + [primal_ins[i] for i in self.xs_res]
+        self.n_loop_consts = len(loop_consts)
         self.backward = Graph([*res_vars, *ct_ins], bwd_eqns, bwd_outs)
+
+    def masked_ys_axes(self) -> list[int]:
+        """Stacking axes of the ys that receive a cotangent."""
+        return [a for a, m in zip(self.ys_axes, self.ct_mask[self.num_carry :]) if m]
 
     def backward_scan(
         self, ins: Sequence[Atom], stacked_res: Sequence[Atom], cts: Sequence[MaybeZero], length: int, reverse: bool
@@ -539,7 +577,7 @@ class _ScanVJP:
         ct_carry = [instantiate(c) for c, m in zip(cts[:ncar], self.ct_mask[:ncar]) if m]
         ct_ys = [instantiate(c) for c, m in zip(cts[ncar:], self.ct_mask[ncar:]) if m]
         zeros = [S.zeros(c.aval) for c, w in zip(consts, c_wants) if w]
-        bwd, n_cres = self.backward, len(self.const_res)
+        bwd, n_cres = self.backward, self.n_loop_consts
         # Step: (const residuals, const-ct sums, carry cts, stacked and xs residuals, y cts)
         #   -> (sums + this step's const cts, carry cts of the step's input, x cts).
         with building() as b:
@@ -547,14 +585,18 @@ class _ScanVJP:
             sums = [Var(z.aval) for z in zeros]
             ct_c = [Var(c.aval) for c in ct_carry]
             res_t = [Var(v.aval) for v in bwd.inputs[n_cres : n_cres + len(self.stacked_res) + len(self.xs_res)]]
-            ct_y = [Var(unstacked(c.aval)) for c in ct_ys]
+            ct_y = [Var(unstacked(c.aval, a)) for c, a in zip(ct_ys, self.masked_ys_axes())]
             outs = inline(bwd, [*res_c, *res_t, *ct_c, *ct_y])
             const_cts, carry_cts, x_cts = _split(outs, len(zeros), sum(carry_wants))
             summed = [E.add(s, c) for s, c in zip(sums, const_cts)]
         step = Graph([*res_c, *sums, *ct_c, *res_t, *ct_y], b.eqns, [*summed, *carry_cts, *x_cts])
         res_xs = [*stacked_res, *(xs[i - nc - ncar] for i in self.xs_res)]
+        loop_consts = [*(consts[i] for i in self.const_res), *inline(self.hoist, consts)]
+        res_axes = [*(0 for _ in stacked_res), *(self.xs_axes[i - nc - ncar] for i in self.xs_res)]
+        x_ct_axes = [a for a, w in zip(self.xs_axes, x_wants) if w]
         results = scan(
-            [consts[i] for i in self.const_res], [*zeros, *ct_carry], [*res_xs, *ct_ys], step, length, not reverse
+            loop_consts, [*zeros, *ct_carry], [*res_xs, *ct_ys], step, length, not reverse,
+            xs_axes=[*res_axes, *self.masked_ys_axes()], ys_axes=x_ct_axes,
         )
         const_out, carry_out, xs_out = _split(results, len(zeros), len(ct_carry))
         it_c, it_carry, it_x = iter(const_out), iter(carry_out), iter(xs_out)
@@ -567,12 +609,13 @@ class _ScanVJP:
 
 def _scan_forward(
     ins: Sequence[Atom], active: Sequence[bool], *, body: Graph, num_consts: int, num_carry: int, length: int,
-    reverse: bool,
+    reverse: bool, xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> tuple[list[Atom], Any]:
-    """Forward rule for reverse mode: one scan computes the outputs and stacks the residuals."""
-    plan = _ScanVJP(body, num_consts, num_carry, active)
+    """Forward rule for reverse mode: one scan computes the outputs and stacks the residuals (along axis 0)."""
+    plan = _ScanVJP(body, num_consts, num_carry, active, xs_axes, ys_axes)
     consts, carry, xs = _split(ins, num_consts, num_carry)
-    results = scan(consts, carry, xs, plan.forward, length, reverse)
+    res_axes = [0] * len(plan.stacked_res)
+    results = scan(consts, carry, xs, plan.forward, length, reverse, xs_axes=xs_axes, ys_axes=[*ys_axes, *res_axes])
     n_out = len(body.outputs)
     outs, stacked_res = results[:n_out], results[n_out:]
 
@@ -600,16 +643,20 @@ def _register_forward_rule() -> None:
 @scan_p.def_batch
 def _scan_batch(
     args: Sequence[Atom], dims: Sequence[int | None], *, body: Graph, num_consts: int, num_carry: int, length: int,
-    reverse: bool,
+    reverse: bool, xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> tuple[list[Atom], list[int | None]]:
-    """Batch the body; carries sit batched at axis 0, scanned operands at axis 1 (so a step sees axis 0)."""
+    """Batch the body. Carries and per-step ys sit batched at axis 0; a scanned operand keeps its batch axis
+    where it is (its scanned axis shifts instead), and ys are stacked behind the batch axis: nothing is
+    transposed, and results come out batch-major."""
     from ..transforms.batching import batch_graph
 
     size, name = _batch_size_and_name(args, dims)
     consts, carry, xs = _split(args, num_consts, num_carry)
     c_dims, carry_dims, x_dims = _split(dims, num_consts, num_carry)
-    xs = [S.moveaxis(x, d, 1) if d is not None else x for x, d in zip(xs, x_dims)]
-    step_x_dims: list[int | None] = [0 if d is not None else None for d in x_dims]
+    new_xs_axes = [a if d is None or a < d else a + 1 for a, d in zip(xs_axes, x_dims)]
+    step_x_dims: list[int | None] = [
+        None if d is None else d if d < a else d - 1 for a, d in zip(new_xs_axes, x_dims)
+    ]
 
     def at_front(flags: Sequence[bool]) -> list[int | None]:
         return [0 if f else None for f in flags]
@@ -623,8 +670,11 @@ def _scan_batch(
     ys_batched = [d is not None for d in batch_graph(body, in_dims, size, name)[1][num_carry:]]
     new_body = batch_graph(body, in_dims, size, name, at_front(batched) + at_front(ys_batched))[0]
     carry = [_to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
-    results = scan(consts, carry, xs, new_body, length, reverse)
-    return results, [*at_front(batched), *(1 if b else None for b in ys_batched)]
+    new_ys_axes = [a + 1 if b else a for a, b in zip(ys_axes, ys_batched)]
+    results = scan(
+        consts, carry, xs, new_body, length, reverse, xs_axes=new_xs_axes, ys_axes=new_ys_axes
+    )
+    return results, [*at_front(batched), *at_front(ys_batched)]
 
 
 _register_forward_rule()

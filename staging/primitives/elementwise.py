@@ -50,11 +50,12 @@ def batch_elementwise(prim: Primitive) -> Callable[..., Any]:
 
     def rule(args: Sequence[Atom], dims: Sequence[int | None], **params: Any) -> tuple[Any, Any]:
         batched = [(a, d) for a, d in zip(args, dims) if d is not None]
-        target = batched[0][1]
-        size = batched[0][0].aval.shape[target]
-        if any(d != target for _, d in batched):
-            target = 0
+        size = batched[0][0].aval.shape[batched[0][1]]
         example = max((S.unbatched_aval(a, d) for a, d in zip(args, dims)), key=lambda aval: aval.ndim)
+        # Keep the batch axis where the first full-shape batched operand has it, so only operands that disagree
+        # are moved (per-example scalars and unbatched operands are broadcast there anyway).
+        full = [d for a, d in batched if a.aval.ndim - 1 == example.ndim]
+        target = full[0] if full else 0
         aligned = [S.align_batch(a, d, target, size, example) for a, d in zip(args, dims)]
         out = bind(prim, *aligned, **params)
         if prim.multiple_results:

@@ -27,7 +27,7 @@ from ..zeros import MaybeZero, Zero, is_zero
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
-from .slicing import renamed, with_batch
+from .slicing import concatenate, iota, renamed, with_batch
 
 
 class GatherDims(NamedTuple):
@@ -317,12 +317,6 @@ def _set_masks(operand: Atom, indices: Atom, updates: Atom, dn: ScatterDims) -> 
     return renamed(kept, operand.aval.with_dtype(dtypes.BOOL)), renamed(won, updates.aval.with_dtype(dtypes.BOOL))
 
 
-def iota(dtype: np.dtype[Any], shape: Sequence[int]) -> Atom:
-    from .slicing import iota as make
-
-    return make(dtype, shape, 0)
-
-
 def _extremum_weights(operand: Atom, indices: Atom, updates: Atom, out: Atom, dn: ScatterDims) -> tuple[Atom, Atom]:
     """Weights of the operand and of each update in a min/max result: 1/k for each of the k tied winners."""
     op_wins = E.eq(operand, out)
@@ -419,8 +413,6 @@ def _stacked_starts(starts: Sequence[Atom], dims: Sequence[int | None], size: in
         s32 = E.convert(s, np.dtype(np.int32))
         column = s32 if d is not None else S.broadcast_in_dim(s32, (size,), ())
         columns.append(S.reshape(column, (size, 1)))
-    from .slicing import concatenate
-
     return concatenate(columns, 1)
 
 

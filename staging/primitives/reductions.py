@@ -125,6 +125,7 @@ def _prod_partials(x: Atom, out: Atom, axes: tuple[int, ...]) -> Atom:
 
     Without zeros that is prod / x_i. With one zero, only the zero's position has a nonzero partial (the
     product of the rest); with two or more, every partial is zero. Dividing ``out`` by ``x`` would give NaN.
+    Known limit: second derivatives at inputs with exact zeros treat the zero-case branches as constants.
     """
     one, zero = S.full_like(x, 1), S.full_like(x, 0)
     is_zero = E.eq(x, zero)

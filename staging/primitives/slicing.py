@@ -267,7 +267,7 @@ def _dynamic_slice_batch(args: Sequence[Atom], dims: Sequence[int | None], *, sl
         zero = literal(0, starts[0].aval.dtype) if starts else literal(0, np.dtype(np.int32))
         sizes = (*slice_sizes[:d], x.aval.shape[d], *slice_sizes[d:])
         return bind(dynamic_slice_p, x, *starts[:d], zero, *starts[d:], slice_sizes=sizes), d
-    from . import gather_scatter as G
+    from . import gather_scatter as G  # imported here: gather_scatter builds on this module
 
     return G.batch_dynamic_slice(x, d, starts, dims[1:], slice_sizes)
 
@@ -324,7 +324,7 @@ def _dus_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
     x, update, starts = args[0], args[1], args[2:]
     dx, du = dims[0], dims[1]
     if any(sd is not None for sd in dims[2:]):
-        from . import gather_scatter as G
+        from . import gather_scatter as G  # imported here: gather_scatter builds on this module
 
         return G.batch_dynamic_update_slice(x, dx, update, du, starts, dims[2:])
     target = dx if dx is not None else du

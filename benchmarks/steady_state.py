@@ -1,0 +1,91 @@
+"""Steady state: per-call time of compiled programs where XLA does the work, blocking on every result.
+
+Workloads: SELU on 1M f32, ``x @ x.T`` at 2000x2000 f32, and the 100-layer MLP train step with its parameters
+donated (updated in place). Anchors: jax.jit of the same math (when installed) and NumPy. Target: <= 1.05x jax.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from _common import interleaved, report, try_jax
+from workloads import fresh_ts_step, has_grad, jax_selu, jax_train_step, mlp_data, ts_gram, ts_selu
+
+import tensorstage as ts
+
+MLP_LAYERS = 100
+
+
+def numpy_selu(x: np.ndarray) -> np.ndarray:
+    return 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * (np.exp(x) - 1.0))
+
+
+def elementwise_and_matmul(jax: Any) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(0)
+    rows = []
+    cases = [
+        ("selu f32[1M]", rng.standard_normal(1_000_000).astype(np.float32), ts_selu,
+         jax_selu(jax) if jax is not None else None, numpy_selu, 200),
+        ("x @ x.T f32[2000,2000]", rng.standard_normal((2000, 2000)).astype(np.float32), ts_gram,
+         (lambda x: x @ x.T) if jax is not None else None, lambda x: x @ x.T, 5),
+    ]
+    for name, host, ts_fn, jax_fn, np_fn, number in cases:
+        f = ts.program(ts_fn)
+        x = ts.asarray(host)
+        fns = {"tensorstage": lambda f=f, x=x: f(x).block_until_ready(), "numpy": lambda h=host, g=np_fn: g(h)}
+        if jax_fn is not None:
+            jf = jax.jit(jax_fn)
+            jx = jax.device_put(host)
+            fns["jax.jit"] = lambda jf=jf, jx=jx: jf(jx).block_until_ready()
+        best = interleaved(fns, number=number, rounds=7)
+        rows.append(_row(name, best))
+    return rows
+
+
+def train_step(jax: Any) -> dict[str, Any]:
+    params, x, y = mlp_data(MLP_LAYERS)
+    step = ts.program(donate_argnums=(0,))(fresh_ts_step().fn)
+    state = {"p": [(ts.asarray(w), ts.asarray(b)) for w, b in params]}
+    tx, ty = ts.asarray(x), ts.asarray(y)
+
+    def ours() -> None:
+        state["p"], loss = step(state["p"], tx, ty)
+        loss.block_until_ready()
+
+    fns = {"tensorstage": ours}
+    if jax is not None:
+        jstep = jax.jit(jax_train_step(jax), donate_argnums=(0,))
+        jstate = {"p": jax.device_put(params)}
+        jx, jy = jax.device_put(x), jax.device_put(y)
+
+        def theirs() -> None:
+            jstate["p"], loss = jstep(jstate["p"], jx, jy)
+            loss.block_until_ready()
+
+        fns["jax.jit"] = theirs
+    best = interleaved(fns, number=5, rounds=7)
+    label = "MLP train step 100x256 (donated)" if has_grad() else "MLP forward loss 100x256 (no autodiff)"
+    return _row(label, best)
+
+
+def _row(name: str, best: dict[str, float]) -> dict[str, Any]:
+    row: dict[str, Any] = {"case": name, "ms": best["tensorstage"] * 1e3}
+    if "jax.jit" in best:
+        row["jax_ms"] = best["jax.jit"] * 1e3
+        row["vs_jax"] = best["tensorstage"] / best["jax.jit"]
+    if "numpy" in best:
+        row["numpy_ms"] = best["numpy"] * 1e3
+        row["vs_numpy"] = best["tensorstage"] / best["numpy"]
+    return row
+
+
+def main() -> None:
+    jax = try_jax()
+    rows = elementwise_and_matmul(jax)
+    rows.append(train_step(jax))
+    report("steady state: per call", rows)
+
+
+if __name__ == "__main__":
+    main()

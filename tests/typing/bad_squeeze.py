@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import tensorstage as ts
+from tensorstage import Dim, Tensor, f32
+from tensorstage import numpy as tnp
+
+
+class Batch(Dim): ...
+class In(Dim): ...
+
+
+DIMS = dict(Batch=4, In=3)
+
+
+@ts.program
+def drop(x: Tensor[f32, Batch, In]) -> Tensor[f32, Batch]:
+    return tnp.squeeze(x, axis=In)  # plugin-error: shape
