@@ -22,7 +22,7 @@ from .program import Program
 from .staging import dtypes as _dt
 from .staging.builder import inline, is_staging
 from .staging.errors import TransformError
-from .staging.ir import Atom, Aval, Literal, literal
+from .staging.ir import Atom, Aval, literal
 from .staging.primitives import structural as S
 from .staging.source import user_location
 from .staging.transforms.jvp import jvp_graph
@@ -332,10 +332,18 @@ def vjp(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[[A], tuple[An
 # ------------------------------------------------------------------------------------------------ jacobians
 
 
-def _basis(aval: Aval) -> Literal:
-    """The standard basis of ``aval``'s space, stacked on a leading axis: shape ``(size, *aval.shape)``."""
-    eye = np.eye(aval.size, dtype=aval.dtype).reshape((aval.size, *aval.shape))
-    return Literal(eye, Aval(eye.shape, aval.dtype))
+def _basis(aval: Aval) -> Atom:
+    """The standard basis of ``aval``'s space, stacked on a leading axis: shape ``(size, *aval.shape)``.
+
+    Built from iotas on the device rather than as a constant, which would embed size² values in the program.
+    """
+    from .staging.primitives import elementwise as E
+    from .staging.primitives.slicing import iota
+
+    n = aval.size
+    index = np.dtype(np.int32)
+    eye = E.convert(E.eq(iota(index, (n, n), 0), iota(index, (n, n), 1)), aval.dtype)
+    return S.reshape(eye, (n, *aval.shape), (None, *aval.dims))
 
 
 def _to_jacobian(rows: Atom, out: Aval, inp: Aval, rows_lead_out: bool) -> Atom:

@@ -72,8 +72,9 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 - JAX's name
     Reverse mode transposes the rule (it must be linear in the tangents, as derivatives are).
     """
 
-    def __init__(self, fun: Callable[P, R]) -> None:
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
         self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
         self.rule: Callable[..., Any] | None = None
         self.name = function_name(fun)
         self._program = _call_program(self._staged, self.name)
@@ -90,10 +91,12 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 - JAX's name
             return self._staged(*args)  # type: ignore[no-any-return]
         return self._program(*args)  # type: ignore[no-any-return]
 
-    def _staged(self, *args: Any) -> Any:
+    def _staged(self, *all_args: Any) -> Any:
         loc = user_location()
+        nondiff, args, merged = _split_nondiff(all_args, self.nondiff_argnums)
         nums = tuple(range(len(args)))
-        fun = stage_subgraph(self.fun, args, {}, nums)
+        plain: Callable[..., Any] = self.fun
+        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, nums)
         if self.rule is None or self._staging_rules:
             return fun.outputs(_inline_plain(fun))
         rule_name = f"custom_jvp rule {function_name(self.rule)}"
@@ -101,7 +104,7 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 - JAX's name
         arg_avals = _leaf_avals(fun)
 
         def rule_flat(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
-            result = rule_fn(primals, tangents)
+            result = rule_fn(*nondiff, primals, tangents)
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise TransformError(f"{rule_name} must return a pair (out, tangent_out)", rule_name, loc)
             return result
@@ -135,8 +138,9 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
     (in its structure; None for an argument with no cotangent).
     """
 
-    def __init__(self, fun: Callable[P, R]) -> None:
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
         self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         self.name = function_name(fun)
@@ -154,16 +158,19 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
             return self._staged(*args)  # type: ignore[no-any-return]
         return self._program(*args)  # type: ignore[no-any-return]
 
-    def _staged(self, *args: Any) -> Any:
+    def _staged(self, *all_args: Any) -> Any:
         loc = user_location()
+        nondiff, args, merged = _split_nondiff(all_args, self.nondiff_argnums)
         nums = tuple(range(len(args)))
-        fun = stage_subgraph(self.fun, args, {}, nums)
+        plain: Callable[..., Any] = self.fun
+        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, nums)
         if self.fwd is None or self.bwd is None or self._staging_rules:
             return fun.outputs(_inline_plain(fun))
         fwd_name = f"custom_vjp fwd {function_name(self.fwd)}"
         bwd_name = f"custom_vjp bwd {function_name(self.bwd)}"
         with _rules_staging(self):
-            fwd = stage_subgraph(self.fwd, args, {}, nums)
+            fwd_fn = self.fwd
+            fwd = stage_subgraph(lambda *xs: fwd_fn(*merged(xs)), args, {}, nums)
         tree = fwd.out_tree
         if tree.kind != "tuple" or len(tree.children) != 2 or tree.children[0] != fun.out_tree:
             raise ShapeError(
@@ -182,11 +189,12 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
         def bwd_flat(*leaves: Any) -> Any:
             res = pytree.unflatten(res_tree, leaves[: len(res_avals)])
             ct = pytree.unflatten(fun.out_tree, leaves[len(res_avals) :])
-            cts = bwd_fn(res, ct)
+            cts = bwd_fn(*nondiff, res, ct)
             if not isinstance(cts, tuple) or len(cts) != len(args):
-                got = f"a tuple of {len(cts)}" if isinstance(cts, tuple) else type(cts).__name__
+                got = f"a tuple of {len(cts)}" if isinstance(cts, tuple) else _kind(cts)
                 raise ShapeError(
-                    f"{bwd_name} must return a tuple with one cotangent per argument ({len(args)}), got {got}",
+                    f"{bwd_name} must return a tuple with one cotangent per differentiable argument ({len(args)}), "
+                    f"got {got}",
                     bwd_name,
                     loc,
                 )
@@ -212,6 +220,21 @@ def _rules_staging(fn: custom_jvp[Any, Any] | custom_vjp[Any, Any]) -> Iterator[
         yield
     finally:
         fn._staging_rules = saved
+
+
+def _split_nondiff(
+    args: Sequence[Any], nondiff_argnums: Sequence[int]
+) -> tuple[tuple[Any, ...], tuple[Any, ...], Callable[[Sequence[Any]], list[Any]]]:
+    """``(nondiff args, differentiable args, merge)`` where ``merge(diff)`` restores the original order."""
+    skip = {n % len(args) for n in nondiff_argnums} if args else set()
+    nondiff = tuple(args[i] for i in sorted(skip))
+    diff = tuple(a for i, a in enumerate(args) if i not in skip)
+
+    def merge(values: Sequence[Any]) -> list[Any]:
+        it_diff, it_nondiff = iter(values), iter(nondiff)
+        return [next(it_nondiff) if i in skip else next(it_diff) for i in range(len(args))]
+
+    return nondiff, diff, merge
 
 
 def _placeholder(aval: Aval) -> Spec:
@@ -248,6 +271,10 @@ def _cotangent_leaves(
             loc,
         )
     return [c for c, d in zip(ct_leaves, dynamic) if d]
+
+
+def _kind(x: object) -> str:
+    return f"a tensor {x.aval}" if isinstance(x, Traced) else f"a {type(x).__name__}"
 
 
 def _inline_plain(sub: Subgraph) -> list[Atom]:

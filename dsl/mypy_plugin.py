@@ -14,15 +14,25 @@ enforces (``prelude/numpy``), so a program the plugin accepts does not fail at `
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import CallExpr, Context, MemberExpr, NameExpr, SliceExpr, StrExpr, TypeInfo
-from mypy.plugin import FunctionContext, FunctionSigContext, MethodContext, MethodSigContext, Plugin
+from mypy.plugin import (
+    FunctionContext,
+    FunctionSigContext,
+    MethodContext,
+    MethodSigContext,
+    Plugin,
+    ReportConfigContext,
+)
 from mypy.types import AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, TupleType, Type
 from mypy.types import TypeOfAny, UnpackType, get_proper_type
 
+from . import mypy_shapes
 from .mypy_shapes import (
     TENSOR,
     Axis,
@@ -49,6 +59,7 @@ from .mypy_shapes import (
     symbol,
 )
 
+_RULES_VERSION = hashlib.sha256(Path(mypy_shapes.__file__).read_bytes()).hexdigest()
 SHAPE = ErrorCode("shape", "Tensor shapes do not fit the operation", "tensorstage")
 
 SHAPE_TYPING = "tensorstage.shape_typing"
@@ -68,6 +79,10 @@ OP_NAMES = {
 
 
 class TensorstagePlugin(Plugin):
+    def report_config_data(self, ctx: ReportConfigContext) -> str:
+        """mypy re-checks a cached module when this changes; it only hashes this file itself, not the rules."""
+        return _RULES_VERSION
+
     # ----------------------------------------------------------------------------------- hook selection
     def _is_tensor_method(self, fullname: str) -> str | None:
         cls, _, method = fullname.rpartition(".")

@@ -353,10 +353,17 @@ def reshape(op: str, old: Dims, new: list[Type | None]) -> None:
         seg_old, seg_new = old[lo_o:hi_o], new[lo_n:hi_n]
         if Monomial.of(seg_old).differs_from(Monomial.of(seg_new)):
             where = _between(anchors, i)
+            names_new = ", ".join(dim_name(d) for d in seg_new if d is not None)
+            names_old = ", ".join(dim_name(d) for d in seg_old)
+            if not seg_old:
+                change = f"inserts {names_new} {where}, which are adjacent in the operand"
+            elif not seg_new:
+                change = f"drops {names_old} {where}"
+            else:
+                change = f"turns {names_old} into {names_new} {where}, which do not hold the same elements"
             raise ShapeFailure(
-                f"{op}: {shown} puts {show([d for d in seg_new if d is not None]) if seg_new else '()'} where the "
-                f"operand has {show(seg_old) if seg_old else '()'} {where}: a reshape only merges adjacent axes or "
-                "splits one axis; move axes with transpose/moveaxis"
+                f"{op}: {shown} {change}: a reshape only merges adjacent axes or splits one axis (move axes with "
+                "transpose/moveaxis first)"
             )
 
 

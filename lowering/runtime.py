@@ -7,6 +7,8 @@ arguments before they reach ``execute``.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -18,6 +20,21 @@ from jaxlib import xla_client as xc
 from ..staging import dtypes
 
 _NEEDS_SKIP_CHECKS = "_skip_checks" in (getattr(_jax.array_result_handler, "__doc__", "") or "")
+
+
+def _stop_traceback_capture() -> None:
+    """jaxlib records a Python traceback with every execution; without jax in the process (0.10.2) that leaks
+    one 56-byte object per call (~0.5 MB per 10,000 calls, measured by benchmarks/memory.py) and costs time.
+    We never read those tracebacks, so capture is switched off unless jax (which may read them) is already
+    loaded or ``TENSORSTAGE_JAXLIB_TRACEBACKS=1`` asks to keep them."""
+    if "jax" in sys.modules or os.environ.get("TENSORSTAGE_JAXLIB_TRACEBACKS") == "1":
+        return
+    setter = getattr(_jax, "set_tracebacks_enabled", None)
+    if setter is not None:
+        setter(False)
+
+
+_stop_traceback_capture()
 
 
 class BufferAval(tuple[tuple[int, ...], np.dtype[Any]]):

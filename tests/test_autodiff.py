@@ -540,3 +540,32 @@ def test_grad_of_vmap_keeps_custom_rules(rng: np.random.Generator) -> None:
     batched = ts.vmap(lambda x: double_grad(x) + triple_jvp(x))  # batch rules carry the rules along
     g = ts.grad(lambda xs: tnp.sum(batched(xs)))(xs)
     np.testing.assert_allclose(np.asarray(g), 5 * np.cos(xs), rtol=1e-12)
+
+
+def test_nondiff_argnums(rng: np.random.Generator) -> None:
+    from functools import partial
+
+    @partial(ts.custom_vjp, nondiff_argnums=(0,))
+    def apply(fn: Any, x: Any) -> Any:
+        return fn(x)
+
+    def apply_fwd(fn: Any, x: Any) -> Any:
+        return fn(x), x
+
+    def apply_bwd(fn: Any, x: Any, g: Any) -> Any:
+        return (g * 10.0,)
+
+    apply.defvjp(apply_fwd, apply_bwd)
+
+    @partial(ts.custom_jvp, nondiff_argnums=(1,))
+    def power(x: Any, n: int) -> Any:
+        return x**n
+
+    @power.defjvp
+    def power_jvp(n: int, primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        return x**n, n * x ** (n - 1) * t
+
+    x = rng.standard_normal(3)
+    np.testing.assert_allclose(np.asarray(ts.grad(lambda x: tnp.sum(apply(tnp.sin, x)))(x)), np.full(3, 10.0))
+    np.testing.assert_allclose(np.asarray(ts.grad(lambda x: tnp.sum(power(x, 3)))(x)), 3 * x**2, rtol=1e-12)

@@ -248,7 +248,15 @@ def test_grad_of_while_loop_suggests_fori_loop_or_scan() -> None:
 # ----------------------------------------------------------------------------------------------- autodiff
 
 
-def test_grad_of_cond_matches_finite_differences(rng: np.random.Generator) -> None:
+@pytest.mark.parametrize("saved_residuals", [True, False])
+def test_grad_of_cond_matches_finite_differences(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, saved_residuals: bool
+) -> None:
+    from tensorstage.staging.primitives.control_flow import cond_p
+    from tensorstage.staging.transforms.vjp import FORWARD_RULES
+
+    if not saved_residuals:  # the plain VJP rule: the chosen branch recomputes its forward pass
+        monkeypatch.delitem(FORWARD_RULES, cond_p)
     x = rng.standard_normal(3)
 
     def f(x: Any) -> Any:

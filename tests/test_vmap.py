@@ -583,3 +583,13 @@ def test_typed_vmap_of_a_typed_program_stages_by_dim_names() -> None:
     assert staged.out_avals[0].dims == ("Batch", "Out")
     with pytest.raises(ts.ShapeError):
         batched.stage(ts.Spec((3, 2), f32), ts.Spec((6, 4), f32))  # In is 3 for w but 4 for x
+
+
+def test_indexing_with_batched_indices(rng: np.random.Generator) -> None:
+    xs = rng.standard_normal((4, 5)).astype(np.float32)
+    idx = rng.integers(0, 5, 4).astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(ts.vmap(lambda x, i: x[i])(xs, idx)), xs[np.arange(4), idx])
+    bumped = np.asarray(ts.vmap(lambda x, i: x.at[i].add(1.0))(xs, idx))
+    want = xs.copy()
+    want[np.arange(4), idx] += 1
+    np.testing.assert_allclose(bumped, want, rtol=1e-6)

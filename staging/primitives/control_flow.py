@@ -124,6 +124,27 @@ def _broadcast_pred(pred: Atom, like: Atom) -> Atom:
     return S.broadcast_in_dim(pred, aval.shape, (0,), (aval.dims[0], *(None,) * (aval.ndim - 1)))
 
 
+def split_joint(joint: Graph, n_in: int, n_out: int) -> tuple[list[Equation], list[Equation], list[Var]]:
+    """Split a joint VJP graph ``(primals, cotangents) -> (outputs, input cotangents)`` into the equations that
+    need no cotangent (the forward part), the rest (the backward part), and the residuals: values the backward
+    part reads that the forward part (or a primal input) defined."""
+    unknown = {id(v) for v in joint.inputs[n_in:]}
+    fwd_eqns, bwd_eqns = [], []
+    for eqn in joint.eqns:
+        if any(isinstance(a, Var) and id(a) in unknown for a in eqn.inputs):
+            bwd_eqns.append(eqn)
+            unknown.update(id(v) for v in eqn.outputs)
+        else:
+            fwd_eqns.append(eqn)
+    seen: set[int] = set()
+    residuals: list[Var] = []
+    for atom in [a for e in bwd_eqns for a in e.inputs] + list(joint.outputs[n_out:]):
+        if isinstance(atom, Var) and id(atom) not in unknown and id(atom) not in seen:
+            seen.add(id(atom))
+            residuals.append(atom)
+    return fwd_eqns, bwd_eqns, residuals
+
+
 class Replacing(NamedTuple):
     """In a JVP rule: the already-emitted primal outputs ``outs`` that the new equation recomputes at ``positions``."""
 
@@ -219,6 +240,48 @@ def _cond_vjp(
     dense_cts = [c for c in cts if not isinstance(c, Zero)]
     results = iter(cond(index, [*operands, *dense_cts], graphs))
     return [None, *(next(results) if w else Zero(p.aval) for w, p in zip(op_wants, operands))]
+
+
+def _cond_forward(
+    ins: Sequence[Atom], active: Sequence[bool], *, branches: tuple[Graph, ...]
+) -> tuple[list[Atom], Any]:
+    """Forward rule for reverse mode: the forward cond also returns what the chosen branch's backward pass
+    reads (each branch fills the other branches' residual slots with zeros), so no branch runs twice."""
+    from ..transforms.vjp import vjp_graph
+
+    index, *operands = ins
+    n_in, n_out = len(operands), len(branches[0].outputs)
+    op_wants = [a and has_tangent(p.aval) for a, p in zip(active[1:], operands)]
+    ct_mask = [has_tangent(a) for a in branches[0].out_avals]
+    splits = []
+    for branch in branches:
+        joint = vjp_graph(branch, op_wants, ct_mask)
+        fwd, bwd, residuals = split_joint(joint, n_in, n_out)
+        inputs = {id(v): i for i, v in enumerate(joint.inputs[:n_in])}
+        saved = [r for r in residuals if id(r) not in inputs]  # operands reach the backward cond directly
+        splits.append((joint, fwd, bwd, saved))
+    slots = [r.aval for *_, saved in splits for r in saved]
+    fwd_graphs, bwd_graphs, start = [], [], 0
+    for joint, fwd, bwd, saved in splits:
+        mine = range(start, start + len(saved))
+        start += len(saved)
+        with building() as b:
+            outs = [*joint.outputs[:n_out], *saved]
+            fill = iter(outs[n_out:])
+            filled = [next(fill) if i in mine else S.zeros(a) for i, a in enumerate(slots)]
+        fwd_graphs.append(dce(Graph(joint.inputs[:n_in], [*fwd, *b.eqns], [*outs[:n_out], *filled])))
+        own = dict(zip(mine, saved))
+        slot_vars = [own[i] if i in own else Var(a) for i, a in enumerate(slots)]
+        bwd_graphs.append(Graph([*joint.inputs[:n_in], *slot_vars, *joint.inputs[n_in:]], bwd, joint.outputs[n_out:]))
+    results = cond(index, operands, fwd_graphs)
+    outs, saved_values = results[:n_out], results[n_out:]
+
+    def backward(cts: Sequence[MaybeZero], wants: Sequence[bool]) -> list[MaybeZero | None]:
+        dense = [instantiate(c) for c, m in zip(cts, ct_mask) if m]
+        grads = iter(cond(index, [*operands, *saved_values, *dense], bwd_graphs))
+        return [None, *(next(grads) if w else Zero(p.aval) for w, p in zip(op_wants, operands))]
+
+    return outs, backward
 
 
 @cond_p.def_batch
@@ -524,23 +587,8 @@ class _ScanVJP:
         # Cotangents flow into every active carry and every float y; the others are never differentiated.
         self.ct_mask = [*self.carry_active, *(has_tangent(a) for a in body.out_avals[num_carry:])]
         joint = vjp_graph(body, self.wants, self.ct_mask)
-        primal_ins, ct_ins = joint.inputs[:n_in], joint.inputs[n_in:]
-        unknown = {id(v) for v in ct_ins}
-        fwd_eqns, bwd_eqns = [], []
-        for eqn in joint.eqns:
-            if any(isinstance(a, Var) and id(a) in unknown for a in eqn.inputs):
-                bwd_eqns.append(eqn)
-                unknown.update(id(v) for v in eqn.outputs)
-            else:
-                fwd_eqns.append(eqn)
-        bwd_outs = joint.outputs[n_out:]
-        # Residuals: values the backward step reads that the forward step (or the step's inputs) defined.
-        seen: set[int] = set()
-        residuals: list[Var] = []
-        for atom in [a for e in bwd_eqns for a in e.inputs] + list(bwd_outs):
-            if isinstance(atom, Var) and id(atom) not in unknown and id(atom) not in seen:
-                seen.add(id(atom))
-                residuals.append(atom)
+        primal_ins, ct_ins, bwd_outs = joint.inputs[:n_in], joint.inputs[n_in:], joint.outputs[n_out:]
+        fwd_eqns, bwd_eqns, residuals = split_joint(joint, n_in, n_out)
         input_pos = {id(v): i for i, v in enumerate(primal_ins)}
         # Values computed from the consts alone are the same at every step: computed once outside the backward
         # scan rather than stacked per step (a transposed weight, say).
@@ -638,6 +686,7 @@ def _register_forward_rule() -> None:
     from ..transforms.vjp import FORWARD_RULES
 
     FORWARD_RULES[scan_p] = _scan_forward
+    FORWARD_RULES[cond_p] = _cond_forward
 
 
 @scan_p.def_batch
