@@ -9,7 +9,10 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from jaxlib import xla_client as xc
+# XLA logs two INFO lines per client; keep users' output clean unless they ask for the logs.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from jaxlib import xla_client as xc  # noqa: E402
 
 from . import compile_cache
 

@@ -33,5 +33,6 @@ def views(x: Tensor[f32, Batch, Seq, Feat]) -> Tensor[f32, Batch, Feat]:
     idx: Tensor[i32, Batch, Feat] = x.argmax(axis=Seq)
     stacked: Tensor[f32, Literal[2], Seq, Feat] = tnp.stack((first, first))
     mixed = tnp.einsum("bsf,sf->bf", x, stacked[0])
-    scaled = column * last_feature[..., None] + moved.sum(axis=0)[..., None] * 0.0
-    return mixed + totals[:, None] * 0.0 + kept[:, 0] * 0.0 + idx.astype(f32) * 0.0 + named[0] * 0.0 + scaled[0, 0, 0] * 0.0 + flat[:, 0] * 0.0
+    scaled = column * last_feature[..., None] + moved.sum(axis=0)[..., None]
+    checks = totals[:, None] + kept[:, 0] + idx.astype(f32) + named[0] + flat[:, 0] + scaled[0, 0, 0]
+    return mixed + 0.0 * checks
