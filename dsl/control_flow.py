@@ -23,6 +23,7 @@ from .staging.errors import DTypeError, ShapeError
 from .staging.ir import Atom, Aval, Graph, Literal, Var, literal
 from .staging.primitives import control_flow as CF
 from .staging.primitives import elementwise as E
+from .staging.primitives.subgraph_edits import join_types
 from .staging.shapes import describe
 from .staging.source import user_location
 from .tensor import Tensor, Traced
@@ -160,7 +161,7 @@ def _branches(
 
 def _joinable(a: Sequence[Aval], b: Sequence[Aval]) -> bool:
     try:
-        CF.join_types("", "", a, b)
+        join_types("", "", a, b)
     except ShapeError:
         return False
     return True

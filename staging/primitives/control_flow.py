@@ -18,162 +18,26 @@ walkers of ``staging.transforms``, imported inside the rules because those modul
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from .. import dtypes
-from ..builder import abstract_eval, bind, building, current, current_loc, inline
+from ..builder import building, current_loc, inline
 from ..dce import dce
 from ..errors import DTypeError, ShapeError, TransformError
-from ..ir import Atom, Aval, DimName, Equation, Graph, Var, literal
+from ..ir import Atom, Aval, DimName, Graph, Var, literal
 from ..primitive import Primitive
 from ..shapes import describe
 from ..zeros import MaybeZero, Zero
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
+from .subgraph_edits import (
+    Replacing, active_outputs, batch_size_and_name, bind_control, broadcast_pred, carry_fixpoint, check_inputs,
+    has_tangent, instantiate, join_types, nonzero, permute_inputs, select_outputs, split, split_joint, to_front,
+    with_unused_inputs,
+)
 
 I32 = dtypes.DEFAULT_INT
-
-# ---------------------------------------------------------------------------------------------- helpers
-
-
-def join_types(op: str, what: str, left: Sequence[Aval], right: Sequence[Aval]) -> tuple[Aval, ...]:
-    """Avals that must agree (cond branches, a loop carry before and after the body): equal shapes and dtypes,
-    and dim names that do not contradict (an anonymous axis takes the other side's name)."""
-    if len(left) != len(right) or any(not a.same_layout(b) for a, b in zip(left, right)):
-        raise ShapeError(f"{what}: ({describe(left)}) vs ({describe(right)})", op)
-    joined = []
-    for a, b in zip(left, right):
-        names = []
-        for n, m in zip(a.dims, b.dims):
-            if n is not None and m is not None and n != m:
-                raise ShapeError(f"{what}: ({describe(left)}) vs ({describe(right)}) name one axis {n} and {m}", op)
-            names.append(n if n is not None else m)
-        joined.append(Aval(a.shape, a.dtype, names))
-    return tuple(joined)
-
-
-def _check_inputs(op: str, what: str, graph: Graph, avals: Sequence[Aval]) -> None:
-    if len(graph.inputs) != len(avals) or any(not v.aval.same_layout(a) for v, a in zip(graph.inputs, avals)):
-        raise ShapeError(f"{what} takes ({describe(graph.in_avals)}) but is given ({describe(avals)})", op)
-
-
-def select_outputs(graph: Graph, keep: Sequence[int]) -> Graph:
-    """``graph`` returning only the outputs at ``keep`` (in that order), with dead work removed."""
-    return dce(Graph(graph.inputs, graph.eqns, [graph.outputs[i] for i in keep]))
-
-
-def permute_inputs(graph: Graph, order: Sequence[int]) -> Graph:
-    """``graph`` whose i-th input is the old input ``order[i]``."""
-    return Graph([graph.inputs[i] for i in order], graph.eqns, graph.outputs)
-
-
-def with_unused_inputs(graph: Graph, avals: Sequence[Aval], at: int) -> Graph:
-    """``graph`` taking extra (ignored) inputs of ``avals`` inserted at position ``at``."""
-    extra = [Var(a) for a in avals]
-    return Graph([*graph.inputs[:at], *extra, *graph.inputs[at:]], graph.eqns, graph.outputs)
-
-
-def has_tangent(aval: Aval) -> bool:
-    return dtypes.is_float(aval.dtype)
-
-
-def nonzero(tangents: Sequence[MaybeZero], primals: Sequence[Atom]) -> list[bool]:
-    return [not isinstance(t, Zero) and has_tangent(p.aval) for t, p in zip(tangents, primals)]
-
-
-def instantiate(x: MaybeZero) -> Atom:
-    return S.zeros(x.aval) if isinstance(x, Zero) else x
-
-
-def active_outputs(graph: Graph, active_in: Sequence[bool]) -> list[bool]:
-    """Which outputs depend (differentiably) on the active inputs, as the reverse-mode walker decides."""
-    active = {id(v) for v, a in zip(graph.inputs, active_in) if a and has_tangent(v.aval)}
-    for eqn in graph.eqns:
-        if eqn.primitive.differentiable and any(isinstance(a, Var) and id(a) in active for a in eqn.inputs):
-            active.update(id(v) for v in eqn.outputs if has_tangent(v.aval))
-    return [isinstance(a, Var) and id(a) in active for a in graph.outputs]
-
-
-def _split(items: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    out, start = [], 0
-    for n in sizes:
-        out.append(list(items[start : start + n]))
-        start += n
-    out.append(list(items[start:]))
-    return out
-
-
-def _batch_size_and_name(args: Sequence[Atom], dims: Sequence[int | None]) -> tuple[int, DimName]:
-    for a, d in zip(args, dims):
-        if d is not None:
-            return a.aval.shape[d], a.aval.dims[d]
-    raise AssertionError("a batching rule ran without a batched operand")
-
-
-def _to_front(x: Atom, d: int | None, batched: bool, size: int, name: DimName) -> Atom:
-    """``x`` with its batch axis at 0 (broadcast if it had none), or unchanged when it stays unbatched."""
-    from ..transforms.batching import move_batch_axis
-
-    return move_batch_axis(x, d, 0 if batched else None, size, name)
-
-
-def _broadcast_pred(pred: Atom, like: Atom) -> Atom:
-    """A per-example predicate of shape (B,) widened to ``like``'s (B, ...) for select."""
-    aval = like.aval
-    return S.broadcast_in_dim(pred, aval.shape, (0,), (aval.dims[0], *(None,) * (aval.ndim - 1)))
-
-
-def split_joint(joint: Graph, n_in: int, n_out: int) -> tuple[list[Equation], list[Equation], list[Var]]:
-    """Split a joint VJP graph ``(primals, cotangents) -> (outputs, input cotangents)`` into the equations that
-    need no cotangent (the forward part), the rest (the backward part), and the residuals: values the backward
-    part reads that the forward part (or a primal input) defined."""
-    unknown = {id(v) for v in joint.inputs[n_in:]}
-    fwd_eqns, bwd_eqns = [], []
-    for eqn in joint.eqns:
-        if any(isinstance(a, Var) and id(a) in unknown for a in eqn.inputs):
-            bwd_eqns.append(eqn)
-            unknown.update(id(v) for v in eqn.outputs)
-        else:
-            fwd_eqns.append(eqn)
-    seen: set[int] = set()
-    residuals: list[Var] = []
-    for atom in [a for e in bwd_eqns for a in e.inputs] + list(joint.outputs[n_out:]):
-        if isinstance(atom, Var) and id(atom) not in unknown and id(atom) not in seen:
-            seen.add(id(atom))
-            residuals.append(atom)
-    return fwd_eqns, bwd_eqns, residuals
-
-
-class Replacing(NamedTuple):
-    """In a JVP rule: the already-emitted primal outputs ``outs`` that the new equation recomputes at ``positions``."""
-
-    outs: Sequence[Atom]
-    positions: Sequence[int]
-
-
-def bind_control(
-    prim: Primitive, inputs: Sequence[Atom], params: dict[str, Any], replacing: Replacing | None
-) -> list[Atom]:
-    """Bind ``prim``. With ``replacing``, the equation that emitted the primal outputs is dropped and the new one
-    defines those same variables, so forward mode runs a loop once (not once for the value and once more for
-    value and tangent). That is only sound right after the walker re-emitted the primal equation, before any
-    equation reads it; otherwise (or if the types differ) this is a plain bind."""
-    if replacing is not None:
-        builder = current()
-        old = tuple(replacing.outs)
-        index = next((i for i in reversed(range(len(builder.eqns))) if builder.eqns[i].outputs == old), None)
-        out_avals = abstract_eval(prim, [a.aval for a in inputs], params)
-        if index is not None and all(out_avals[p] == v.aval for p, v in zip(replacing.positions, old)):
-            ids = {id(v) for v in old}
-            if not any(isinstance(a, Var) and id(a) in ids for e in builder.eqns[index + 1 :] for a in e.inputs):
-                del builder.eqns[index]
-                by_pos: dict[int, Var] = {p: v for p, v in zip(replacing.positions, old) if isinstance(v, Var)}
-                outs = tuple(by_pos[i] if i in by_pos else Var(a) for i, a in enumerate(out_avals))
-                builder.eqns.append(Equation(prim, tuple(inputs), outs, params, current_loc()))
-                return list(outs)
-    return list(bind(prim, *inputs, **params))
-
 
 # ------------------------------------------------------------------------------------------------- cond
 
@@ -188,7 +52,7 @@ def _cond_shape(index: Aval, *operands: Aval, branches: tuple[Graph, ...]) -> tu
         raise ShapeError(f"a bool predicate selects between 2 branches, got {len(branches)}", "cond")
     out = branches[0].out_avals
     for i, branch in enumerate(branches):
-        _check_inputs("cond", f"branch {i}", branch, operands)
+        check_inputs("cond", f"branch {i}", branch, operands)
         out = join_types("cond", "branches return different types", out, branch.out_avals)
     return out
 
@@ -292,7 +156,7 @@ def _cond_batch(
 
     index, *operands = args
     index_dim, *op_dims = dims
-    size, name = _batch_size_and_name(args, dims)
+    size, name = batch_size_and_name(args, dims)
     if index_dim is None:
         # One branch for the whole batch: cond of the batched branches, outputs batched at 0 where any is.
         firsts = [batch_graph(b, op_dims, size, name)[1] for b in branches]
@@ -304,16 +168,16 @@ def _cond_batch(
     per_branch: list[list[Atom]] = []
     for branch in branches:
         outs, out_d = batch_emit(branch, operands, op_dims, size)
-        per_branch.append([_to_front(o, d, True, size, name) for o, d in zip(outs, out_d)])
+        per_branch.append([to_front(o, d, True, size, name) for o, d in zip(outs, out_d)])
     results = []
     for j in range(len(per_branch[0])):
         if index.aval.dtype == dtypes.BOOL:
-            chosen = E.select(_broadcast_pred(index, per_branch[1][j]), per_branch[1][j], per_branch[0][j])
+            chosen = E.select(broadcast_pred(index, per_branch[1][j]), per_branch[1][j], per_branch[0][j])
         else:
             chosen = per_branch[-1][j]
             for i in reversed(range(len(branches) - 1)):
                 hit = E.eq(index, literal(i, index.aval.dtype))
-                chosen = E.select(_broadcast_pred(hit, chosen), per_branch[i][j], chosen)
+                chosen = E.select(broadcast_pred(hit, chosen), per_branch[i][j], chosen)
         results.append(chosen)
     return results, [0] * len(results)
 
@@ -327,9 +191,9 @@ while_p = Primitive("while", multiple_results=True)
 def _while_shape(
     *args: Aval, cond_graph: Graph, body_graph: Graph, cond_nconsts: int, body_nconsts: int
 ) -> tuple[Aval, ...]:
-    cond_consts, body_consts, carry = _split(args, cond_nconsts, body_nconsts)
-    _check_inputs("while", "the condition", cond_graph, [*cond_consts, *carry])
-    _check_inputs("while", "the body", body_graph, [*body_consts, *carry])
+    cond_consts, body_consts, carry = split(args, cond_nconsts, body_nconsts)
+    check_inputs("while", "the condition", cond_graph, [*cond_consts, *carry])
+    check_inputs("while", "the body", body_graph, [*body_consts, *carry])
     pred = cond_graph.out_avals
     if len(pred) != 1 or pred[0].ndim != 0 or pred[0].dtype != dtypes.BOOL:
         raise DTypeError(f"the condition must return one bool scalar, got ({describe(pred)})", "while")
@@ -348,17 +212,6 @@ def while_loop(
     return bind_control(while_p, [*cond_consts, *body_consts, *carry], params, replacing)
 
 
-def _carry_fixpoint(carry_in: list[bool], step: Any) -> list[bool]:
-    """Grow a per-carry flag (has a tangent, is batched) until one more body step changes nothing."""
-    flags = list(carry_in)
-    while True:
-        out = step(flags)
-        grown = [a or b for a, b in zip(flags, out)]
-        if grown == flags:
-            return flags
-        flags = grown
-
-
 @while_p.def_jvp
 def _while_jvp(
     primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, cond_graph: Graph,
@@ -367,10 +220,10 @@ def _while_jvp(
     """Carry the tangents through the loop: a new while over (carry, nonzero carry tangents)."""
     from ..transforms.jvp import jvp_graph
 
-    cond_consts, body_consts, carry = _split(primals, cond_nconsts, body_nconsts)
-    _, t_body_consts, t_carry = _split(tangents, cond_nconsts, body_nconsts)
+    cond_consts, body_consts, carry = split(primals, cond_nconsts, body_nconsts)
+    _, t_body_consts, t_carry = split(tangents, cond_nconsts, body_nconsts)
     const_nz = nonzero(t_body_consts, body_consts)
-    carry_nz = _carry_fixpoint(
+    carry_nz = carry_fixpoint(
         nonzero(t_carry, carry), lambda nz: jvp_graph(body_graph, const_nz + nz, instantiate=False)[1]
     )
     if not any(carry_nz):
@@ -412,9 +265,9 @@ def _while_batch(
 ) -> tuple[list[Atom], list[int | None]]:
     from ..transforms.batching import batch_emit, batch_graph
 
-    size, name = _batch_size_and_name(args, dims)
-    cond_consts, body_consts, carry = _split(args, cond_nconsts, body_nconsts)
-    cc_dims, bc_dims, carry_dims = _split(dims, cond_nconsts, body_nconsts)
+    size, name = batch_size_and_name(args, dims)
+    cond_consts, body_consts, carry = split(args, cond_nconsts, body_nconsts)
+    cc_dims, bc_dims, carry_dims = split(dims, cond_nconsts, body_nconsts)
 
     def at_front(flags: Sequence[bool]) -> list[int | None]:
         return [0 if f else None for f in flags]
@@ -422,11 +275,11 @@ def _while_batch(
     def body_batched(flags: list[bool]) -> list[bool]:
         return [d is not None for d in batch_graph(body_graph, bc_dims + at_front(flags), size, name)[1]]
 
-    batched = _carry_fixpoint([d is not None for d in carry_dims], body_batched)
+    batched = carry_fixpoint([d is not None for d in carry_dims], body_batched)
     pred_dim = batch_graph(cond_graph, cc_dims + at_front(batched), size, name)[1][0]
     if pred_dim is not None:
         batched = [True] * len(carry)  # examples finish at different steps: every carry is held by a select
-    carry = [_to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
+    carry = [to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
     carry_in = at_front(batched)
     if pred_dim is None:
         new_cond = batch_graph(cond_graph, cc_dims + carry_in, size, name, [None])[0]
@@ -445,10 +298,10 @@ def _while_batch(
         cc_vars, bc_vars = [Var(a) for a in cond_avals], [Var(a) for a in body_avals]
         carry_vars = [Var(a) for a in carry_avals]
         (pred,), (d,) = batch_emit(cond_graph, [*cc_vars, *carry_vars], cc_dims + carry_in, size)
-        pred = _to_front(pred, d, True, size, name)
+        pred = to_front(pred, d, True, size, name)
         new, new_dims = batch_emit(body_graph, [*bc_vars, *carry_vars], bc_dims + carry_in, size)
         held = [
-            E.select(_broadcast_pred(pred, old), _to_front(n, nd, True, size, name), old)
+            E.select(broadcast_pred(pred, old), to_front(n, nd, True, size, name), old)
             for n, nd, old in zip(new, new_dims, carry_vars)
         ]
     masked_body = Graph([*cc_vars, *bc_vars, *carry_vars], b.eqns, held)
@@ -479,7 +332,7 @@ def _scan_shape(
     *args: Aval, body: Graph, num_consts: int, num_carry: int, length: int, reverse: bool,
     xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> tuple[Aval, ...]:
-    consts, carry, xs = _split(args, num_consts, num_carry)
+    consts, carry, xs = split(args, num_consts, num_carry)
     outs = body.out_avals
     if len(xs_axes) != len(xs) or len(outs) < num_carry or len(ys_axes) != len(outs) - num_carry:
         raise ShapeError(
@@ -492,7 +345,7 @@ def _scan_shape(
     names = {x.dims[a] for x, a in zip(xs, xs_axes) if x.dims[a] is not None}
     if len(names) > 1:
         raise ShapeError(f"the operands in xs disagree on the scanned dim: {describe(xs)}", "scan")
-    _check_inputs("scan", "the body", body, [*consts, *carry, *(unstacked(x, a) for x, a in zip(xs, xs_axes))])
+    check_inputs("scan", "the body", body, [*consts, *carry, *(unstacked(x, a) for x, a in zip(xs, xs_axes))])
     join_types("scan", "the body changes the carry type", carry, outs[:num_carry])
     for y, a in zip(outs[num_carry:], ys_axes):
         if not 0 <= a <= y.ndim:
@@ -523,10 +376,10 @@ def _scan_jvp(
     """A scan over (primal, nonzero tangent) pairs of consts, carry and xs."""
     from ..transforms.jvp import jvp_graph
 
-    consts, carry, xs = _split(primals, num_consts, num_carry)
-    t_consts, t_carry, t_xs = _split(tangents, num_consts, num_carry)
+    consts, carry, xs = split(primals, num_consts, num_carry)
+    t_consts, t_carry, t_xs = split(tangents, num_consts, num_carry)
     const_nz, xs_nz = nonzero(t_consts, consts), nonzero(t_xs, xs)
-    carry_nz = _carry_fixpoint(
+    carry_nz = carry_fixpoint(
         nonzero(t_carry, carry),
         lambda nz: jvp_graph(body, const_nz + nz + xs_nz, instantiate=False)[1][:num_carry],
     )
@@ -578,8 +431,8 @@ class _ScanVJP:
         n_in, n_out = len(body.inputs), len(body.outputs)
         self.num_consts, self.num_carry = num_consts, num_carry
         self.xs_axes, self.ys_axes = xs_axes, ys_axes
-        consts_a, carry_a, xs_a = _split(list(active), num_consts, num_carry)
-        carry_a = _carry_fixpoint(
+        consts_a, carry_a, xs_a = split(list(active), num_consts, num_carry)
+        carry_a = carry_fixpoint(
             carry_a, lambda flags: active_outputs(body, consts_a + flags + xs_a)[:num_carry]
         )
         self.wants = [w and has_tangent(v.aval) for w, v in zip(consts_a + carry_a + xs_a, body.inputs)]
@@ -620,8 +473,8 @@ class _ScanVJP:
     ) -> list[MaybeZero]:
         """Emit the reverse scan; returns one cotangent (or Zero) per scan input."""
         nc, ncar = self.num_consts, self.num_carry
-        consts, carry, xs = _split(ins, nc, ncar)
-        c_wants, carry_wants, x_wants = _split(self.wants, nc, ncar)
+        consts, carry, xs = split(ins, nc, ncar)
+        c_wants, carry_wants, x_wants = split(self.wants, nc, ncar)
         ct_carry = [instantiate(c) for c, m in zip(cts[:ncar], self.ct_mask[:ncar]) if m]
         ct_ys = [instantiate(c) for c, m in zip(cts[ncar:], self.ct_mask[ncar:]) if m]
         zeros = [S.zeros(c.aval) for c, w in zip(consts, c_wants) if w]
@@ -635,7 +488,7 @@ class _ScanVJP:
             res_t = [Var(v.aval) for v in bwd.inputs[n_cres : n_cres + len(self.stacked_res) + len(self.xs_res)]]
             ct_y = [Var(unstacked(c.aval, a)) for c, a in zip(ct_ys, self.masked_ys_axes())]
             outs = inline(bwd, [*res_c, *res_t, *ct_c, *ct_y])
-            const_cts, carry_cts, x_cts = _split(outs, len(zeros), sum(carry_wants))
+            const_cts, carry_cts, x_cts = split(outs, len(zeros), sum(carry_wants))
             summed = [E.add(s, c) for s, c in zip(sums, const_cts)]
         step = Graph([*res_c, *sums, *ct_c, *res_t, *ct_y], b.eqns, [*summed, *carry_cts, *x_cts])
         res_xs = [*stacked_res, *(xs[i - nc - ncar] for i in self.xs_res)]
@@ -646,7 +499,7 @@ class _ScanVJP:
             loop_consts, [*zeros, *ct_carry], [*res_xs, *ct_ys], step, length, not reverse,
             xs_axes=[*res_axes, *self.masked_ys_axes()], ys_axes=x_ct_axes,
         )
-        const_out, carry_out, xs_out = _split(results, len(zeros), len(ct_carry))
+        const_out, carry_out, xs_out = split(results, len(zeros), len(ct_carry))
         it_c, it_carry, it_x = iter(const_out), iter(carry_out), iter(xs_out)
         return [
             *(next(it_c) if w else Zero(c.aval) for c, w in zip(consts, c_wants)),
@@ -661,7 +514,7 @@ def _scan_forward(
 ) -> tuple[list[Atom], Any]:
     """Forward rule for reverse mode: one scan computes the outputs and stacks the residuals (along axis 0)."""
     plan = _ScanVJP(body, num_consts, num_carry, active, xs_axes, ys_axes)
-    consts, carry, xs = _split(ins, num_consts, num_carry)
+    consts, carry, xs = split(ins, num_consts, num_carry)
     res_axes = [0] * len(plan.stacked_res)
     results = scan(consts, carry, xs, plan.forward, length, reverse, xs_axes=xs_axes, ys_axes=[*ys_axes, *res_axes])
     n_out = len(body.outputs)
@@ -699,9 +552,9 @@ def _scan_batch(
     transposed, and results come out batch-major."""
     from ..transforms.batching import batch_graph
 
-    size, name = _batch_size_and_name(args, dims)
-    consts, carry, xs = _split(args, num_consts, num_carry)
-    c_dims, carry_dims, x_dims = _split(dims, num_consts, num_carry)
+    size, name = batch_size_and_name(args, dims)
+    consts, carry, xs = split(args, num_consts, num_carry)
+    c_dims, carry_dims, x_dims = split(dims, num_consts, num_carry)
     new_xs_axes = [a if d is None or a < d else a + 1 for a, d in zip(xs_axes, x_dims)]
     step_x_dims: list[int | None] = [
         None if d is None else d if d < a else d - 1 for a, d in zip(new_xs_axes, x_dims)
@@ -714,11 +567,11 @@ def _scan_batch(
         out = batch_graph(body, c_dims + at_front(flags) + step_x_dims, size, name)[1]
         return [d is not None for d in out[:num_carry]]
 
-    batched = _carry_fixpoint([d is not None for d in carry_dims], body_batched)
+    batched = carry_fixpoint([d is not None for d in carry_dims], body_batched)
     in_dims = c_dims + at_front(batched) + step_x_dims
     ys_batched = [d is not None for d in batch_graph(body, in_dims, size, name)[1][num_carry:]]
     new_body = batch_graph(body, in_dims, size, name, at_front(batched) + at_front(ys_batched))[0]
-    carry = [_to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
+    carry = [to_front(c, d, b, size, name) for c, d, b in zip(carry, carry_dims, batched)]
     new_ys_axes = [a + 1 if b else a for a, b in zip(ys_axes, ys_batched)]
     results = scan(
         consts, carry, xs, new_body, length, reverse, xs_axes=new_xs_axes, ys_axes=new_ys_axes

@@ -27,7 +27,7 @@ def views(x: Tensor[f32, Batch, Seq, Feat]) -> Tensor[f32, Batch, Feat]:
     column: Tensor[f32, Batch, Seq, Literal[1]] = x[:, :, 0, None]
     moved: Tensor[f32, Feat, Batch, Seq] = tnp.moveaxis(x, -1, 0)
     named: Tensor[f32, Seq, Batch, Feat] = x.transpose(Seq, Batch, Feat)
-    flat: Tensor[f32, Batch, Seq, Feat] = x.reshape(Batch, -1).reshape(Batch, Seq, Feat)
+    flat: Tensor[f32, Batch, Seq, Feat] = x.reshape(Batch, -1).reshape(Batch, Seq, -1)
     totals: Tensor[f32, Batch] = x.sum(axis=(Seq, Feat))
     kept: Tensor[f32, Batch, Literal[1], Feat] = x.max(axis=Seq, keepdims=True)
     idx: Tensor[i32, Batch, Feat] = x.argmax(axis=Seq)
