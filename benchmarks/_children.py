@@ -17,9 +17,11 @@ def first_result(impl: str, workload: str, **env: str) -> dict[str, Any]:
         [sys.executable, os.path.join(HERE, "_first_result.py"), impl, workload],
         env=environment, capture_output=True, text=True, check=True,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def best_first_result(impl: str, workload: str, runs: int, **env: str) -> dict[str, Any]:
     results = [first_result(impl, workload, **env) for _ in range(runs)]
-    return min(results, key=lambda r: r["first_result_s"])  # type: ignore[no-any-return]
+    best: dict[str, Any] = min(results, key=lambda r: r["first_result_s"])
+    return best

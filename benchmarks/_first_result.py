@@ -12,6 +12,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 CHAIN_LENGTH = 1000
@@ -34,6 +36,7 @@ def main() -> None:
     from workloads import jax_selu, jax_train_step, mlp_data, ts_selu, ts_train_step
 
     from_disk = None
+    f: Any = None
     if workload == "selu":
         x = np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32)
         t0 = time.perf_counter()
@@ -53,7 +56,7 @@ def main() -> None:
     else:
         x = np.linspace(-1, 1, 128, dtype=np.float32)
 
-        def chain(v, sin, cos):  # type: ignore[no-untyped-def]
+        def chain(v: Any, sin: Callable[[Any], Any], cos: Callable[[Any], Any]) -> Any:
             for i in range(CHAIN_LENGTH // 2):
                 v = sin(v) * 1.001 if i % 2 else cos(v) + 0.5
             return v

@@ -6,6 +6,7 @@ donated (updated in place). Anchors: jax.jit of the same math (when installed) a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,14 +34,20 @@ def elementwise_and_matmul(jax: Any) -> list[dict[str, Any]]:
     for name, host, ts_fn, jax_fn, np_fn, number in cases:
         f = ts.program(ts_fn)
         x = ts.asarray(host)
-        fns = {"tensorstage": lambda f=f, x=x: f(x).block_until_ready(), "numpy": lambda h=host, g=np_fn: g(h)}
+        fns: dict[str, Callable[[], Any]] = {"tensorstage": _blocking(f, x), "numpy": _blocking(np_fn, host)}
         if jax_fn is not None:
-            jf = jax.jit(jax_fn)
-            jx = jax.device_put(host)
-            fns["jax.jit"] = lambda jf=jf, jx=jx: jf(jx).block_until_ready()
+            fns["jax.jit"] = _blocking(jax.jit(jax_fn), jax.device_put(host))
         best = interleaved(fns, number=number, rounds=7)
         rows.append(_row(name, best))
     return rows
+
+
+def _blocking(fn: Callable[[Any], Any], arg: Any) -> Callable[[], Any]:
+    def call() -> Any:
+        out = fn(arg)
+        return out.block_until_ready() if hasattr(out, "block_until_ready") else out
+
+    return call
 
 
 def train_step(jax: Any) -> dict[str, Any]:
@@ -53,7 +60,7 @@ def train_step(jax: Any) -> dict[str, Any]:
         state["p"], loss = step(state["p"], tx, ty)
         loss.block_until_ready()
 
-    fns = {"tensorstage": ours}
+    fns: dict[str, Callable[[], Any]] = {"tensorstage": ours}
     if jax is not None:
         jstep = jax.jit(jax_train_step(jax), donate_argnums=(0,))
         jstate = {"p": jax.device_put(params)}

@@ -624,7 +624,10 @@ def _getitem_rule(call: Call) -> Dims | None:
         return None
     typ, expr = call.args[0]
     t = get_proper_type(typ)
-    parts = list(zip(t.items, getattr(expr, "items", [None] * len(t.items)))) if isinstance(t, TupleType) else [(typ, expr)]
+    if isinstance(t, TupleType):
+        parts = list(zip(t.items, getattr(expr, "items", [None] * len(t.items))))
+    else:
+        parts = [(typ, expr)]
     kinds: list[str] = []
     for pt, pe in parts:
         p = get_proper_type(pt)
@@ -634,7 +637,7 @@ def _getitem_rule(call: Call) -> Dims | None:
             kinds.append("slice")
         elif isinstance(p, Instance) and p.type.fullname in ("builtins.ellipsis", "types.EllipsisType"):
             kinds.append("ellipsis")
-        elif isinstance(p, Instance) and p.type.fullname in ("builtins.int", "builtins.bool") or literal_int(p) is not None:
+        elif (isinstance(p, Instance) and p.type.fullname == "builtins.int") or literal_int(p) is not None:
             kinds.append("int")
         else:
             return None
@@ -754,7 +757,7 @@ def _einsum(ctx: FunctionContext) -> Type:
     terms = inputs.split(",")
     try:
         if len(terms) != len(shaped):
-            raise ShapeFailure(f"einsum: the spec {spec!r} has {len(terms)} inputs but {len(shaped)} operands are given")
+            raise ShapeFailure(f"einsum: {spec!r} has {len(terms)} inputs but {len(shaped)} operands are given")
         bound: dict[str, Type] = {}
         for term, s in zip(terms, shaped):
             assert s is not None and s.dims is not None

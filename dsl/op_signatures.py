@@ -31,7 +31,9 @@ class Binary(Protocol):
     """``add(x, y)``, ``maximum(x, y)``, ...: same dtype in and out."""
 
     @overload
-    def __call__(self, x: Tensor[DT, Unpack[S]], y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[S]]: ...
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar
+    ) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(self, x: Tensor[DT] | Scalar, y: Tensor[DT, Unpack[S]]) -> Tensor[DT, Unpack[S]]: ...
     @overload
@@ -44,7 +46,9 @@ class Comparison(Protocol):
     """``less(x, y)``, ``equal(x, y)``, ...: operands as for ``Binary``, a bool result."""
 
     @overload
-    def __call__(self, x: Tensor[DT, Unpack[S]], y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[S]]: ...
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar
+    ) -> Tensor[bool_, Unpack[S]]: ...
     @overload
     def __call__(self, x: Tensor[DT] | Scalar, y: Tensor[DT, Unpack[S]]) -> Tensor[bool_, Unpack[S]]: ...
     @overload
@@ -58,7 +62,10 @@ class Where(Protocol):
 
     @overload
     def __call__(
-        self, condition: Tensor[bool_, Unpack[S]], x: Tensor[DT, Unpack[S]], y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar
+        self,
+        condition: Tensor[bool_, Unpack[S]],
+        x: Tensor[DT, Unpack[S]],
+        y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar,
     ) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(
@@ -70,13 +77,17 @@ class MatMul(Protocol):
     """``matmul(x, y)`` / ``dot``: the last axis of ``x`` contracts with the second-to-last (or only) axis of ``y``."""
 
     @overload
-    def __call__(self, x: Tensor[DT, Unpack[S], K], y: Tensor[DT, K, N]) -> Tensor[DT, Unpack[S], N]: ...  # type: ignore[overload-overlap]
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], K], y: Tensor[DT, K, N]
+    ) -> Tensor[DT, Unpack[S], N]: ...
     @overload
     def __call__(self, x: Tensor[DT, Unpack[S], K], y: Tensor[DT, K]) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(self, x: Tensor[DT, K], y: Tensor[DT, Unpack[S], K, N]) -> Tensor[DT, Unpack[S], N]: ...
     @overload
-    def __call__(self, x: Tensor[DT, Unpack[S], M, K], y: Tensor[DT, Unpack[S], K, N]) -> Tensor[DT, Unpack[S], M, N]: ...
+    def __call__(
+        self, x: Tensor[DT, Unpack[S], M, K], y: Tensor[DT, Unpack[S], K, N]
+    ) -> Tensor[DT, Unpack[S], M, N]: ...
 
 
 def as_binary(fn: Callable[..., Any]) -> Binary:

@@ -378,6 +378,7 @@ class Staged(Generic[P, R]):
         self.out_tree = traced.out_tree
         self.signature = signature
         self.in_avals: tuple[Aval, ...] = tuple(a for a in avals if a is not None)
+        self._module_text: str | None = None
 
     @property
     def out_avals(self) -> tuple[Aval, ...]:
@@ -395,7 +396,10 @@ class Staged(Generic[P, R]):
         typecheck(self.graph)
 
     def stablehlo(self) -> str:
-        return emit.module_text(self.graph, self.program.name, self._donated_inputs())
+        """The StableHLO module text (lowered once: the graph is immutable)."""
+        if self._module_text is None:
+            self._module_text = emit.module_text(self.graph, self.program.name, self._donated_inputs())
+        return self._module_text
 
     def _donated_inputs(self) -> tuple[int, ...]:
         if not self.program.donate_argnums:

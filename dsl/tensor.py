@@ -270,7 +270,9 @@ class Tensor(Generic[DT, Unpack[Shape]]):
 
     # ----------------------------------------------------------------------------------------- comparisons
     @overload
-    def __lt__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    def __lt__(  # type: ignore[misc]  # x < y and y > x agree
+        self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar
+    ) -> Tensor[bool_, Unpack[Shape]]: ...
     @overload
     def __lt__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
     @overload
@@ -279,7 +281,9 @@ class Tensor(Generic[DT, Unpack[Shape]]):
         return _tnp.less(self, other)
 
     @overload
-    def __le__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    def __le__(  # type: ignore[misc]  # x < y and y > x agree
+        self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar
+    ) -> Tensor[bool_, Unpack[Shape]]: ...
     @overload
     def __le__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
     @overload
@@ -288,7 +292,9 @@ class Tensor(Generic[DT, Unpack[Shape]]):
         return _tnp.less_equal(self, other)
 
     @overload
-    def __gt__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    def __gt__(  # type: ignore[misc]  # x < y and y > x agree
+        self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar
+    ) -> Tensor[bool_, Unpack[Shape]]: ...
     @overload
     def __gt__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
     @overload
@@ -297,7 +303,9 @@ class Tensor(Generic[DT, Unpack[Shape]]):
         return _tnp.greater(self, other)
 
     @overload
-    def __ge__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[bool_, Unpack[Shape]]: ...  # type: ignore[misc]  # x < y and y > x are meant to agree
+    def __ge__(  # type: ignore[misc]  # x < y and y > x agree
+        self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar
+    ) -> Tensor[bool_, Unpack[Shape]]: ...
     @overload
     def __ge__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[bool_, Unpack[S], K]: ...
     @overload
@@ -317,7 +325,9 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     # Only the contracted axes are matched, so a weight used the wrong way round ((Out, In) where (In, Out) is
     # expected) is a type error even when In and Out have the same size.
     @overload
-    def __matmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K, N]) -> Tensor[DT, Unpack[S], N]: ...  # type: ignore[overload-overlap]
+    def __matmul__(  # type: ignore[overload-overlap]
+        self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K, N]
+    ) -> Tensor[DT, Unpack[S], N]: ...
     @overload
     def __matmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S]]: ...
     @overload
@@ -367,7 +377,9 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def swapaxes(self, axis1: Any, axis2: Any) -> Any:
         return _tnp.swapaxes(self, axis1, axis2)
 
-    def squeeze(self, axis: int | type[Dim] | tuple[int | type[Dim], ...] | None = None) -> Tensor[DT, Unpack[AnyShape]]:
+    def squeeze(
+        self, axis: int | type[Dim] | tuple[int | type[Dim], ...] | None = None
+    ) -> Tensor[DT, Unpack[AnyShape]]:
         return _tnp.squeeze(self, axis)
 
     def flatten(self) -> Tensor[DT, Any]:

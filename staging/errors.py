@@ -31,6 +31,15 @@ class StagingError(Exception):
         self.args = (self._compose(),)
         return self
 
+    def within(self, op: str) -> StagingError:
+        """Name the user-facing op a primitive's error came from (``invert (not): ...``); returns self."""
+        if self.op is None:
+            self.op = op
+        elif op not in self.op and not self.bare_message.startswith(op):
+            self.op = f"{op} ({self.op})"
+        self.args = (self._compose(),)
+        return self
+
 
 class ShapeError(StagingError, TypeError):
     """Operand shapes (or dim names) do not fit the op."""

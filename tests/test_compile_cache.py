@@ -8,9 +8,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from jaxlib import xla_client as xc
 
 import tensorstage as ts
 from tensorstage.lowering import backend, compile_cache
@@ -34,10 +36,11 @@ print(json.dumps({"from_disk": exe.from_disk_cache, "out": out.tolist(),
 """
 
 
-def _run(directory: Path, **env: str) -> dict[str, object]:
+def _run(directory: Path, **env: str) -> dict[str, Any]:
     environment = {**os.environ, "TENSORSTAGE_CACHE_DIR": str(directory), "TF_CPP_MIN_LOG_LEVEL": "2", **env}
     done = subprocess.run([sys.executable, "-c", _SCRIPT], env=environment, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _entries(directory: Path) -> list[Path]:
@@ -61,7 +64,7 @@ def test_corrupted_and_foreign_entries_are_ignored(tmp_path: Path) -> None:
     entry.write_bytes(bytes(blob))
     run = _run(tmp_path)
     assert run["from_disk"] is False and run["out"] == reference
-    assert any("integrity" in m for m in run["misses"])  # type: ignore[union-attr]
+    assert any("integrity" in m for m in run["misses"])
     assert _run(tmp_path)["from_disk"] is True  # the recompiled entry replaced the bad one
 
     # bytes written by someone without this user's secret: a well-formed entry signed with another key
@@ -82,7 +85,7 @@ def test_a_secret_others_can_read_disables_loading(tmp_path: Path) -> None:
     _run(tmp_path)
     os.chmod(tmp_path / "hmac-secret", 0o644)
     run = _run(tmp_path)
-    assert run["from_disk"] is False and any("not a private file" in m for m in run["misses"])  # type: ignore[union-attr]
+    assert run["from_disk"] is False and any("not a private file" in m for m in run["misses"])
 
 
 def test_opting_out_writes_nothing(tmp_path: Path) -> None:
@@ -118,11 +121,11 @@ def test_in_process_hit_and_key_ingredients(private_cache: compile_cache.DiskCac
     (buf,) = out.consume_with_handlers([result_handler((8,), np.dtype(np.float32), device)])
     assert np.asarray(buf).tolist() == [float(2 * i + 1) for i in range(8)]
 
-    options = backend.xc.CompileOptions()
+    options = xc.CompileOptions()
     options.num_replicas = 1
-    base = compile_cache.DiskCache.key(text, [device], backend.xc.CompileOptions())
-    assert compile_cache.DiskCache.key(_module(9), [device], backend.xc.CompileOptions()) != base
-    debug = backend.xc.CompileOptions()
+    base = compile_cache.DiskCache.key(text, [device], xc.CompileOptions())
+    assert compile_cache.DiskCache.key(_module(9), [device], xc.CompileOptions()) != base
+    debug = xc.CompileOptions()
     debug.executable_build_options.debug_options.xla_backend_optimization_level = 0
     assert compile_cache.DiskCache.key(text, [device], debug) != base
 

@@ -230,3 +230,51 @@ def test_mypy_strict_on_examples() -> None:
         pytest.skip("examples/ holds no Python files yet")
     errors = [e for e in run_mypy([str(p.relative_to(ROOT)) for p in examples], plugin=True) if "examples" in e["path"]]
     assert not errors, _report(errors)
+
+
+# ------------------------------------------------------------------------------------- the reshape rule at staging
+
+
+class Batch(ts.Dim): ...
+class Seq(ts.Dim): ...
+class Model(ts.Dim): ...
+class Heads(ts.Dim, size=2): ...
+class HeadDim(ts.Dim): ...
+
+
+def _stage_reshape(shape: tuple[object, ...], sizes: dict[str, int]) -> ts.Staged[..., object]:
+    @ts.program
+    def f(x: ts.Tensor[ts.f32, Batch, Seq, Model]) -> object:
+        return x.reshape(*shape)
+
+    return f.stage(**sizes)
+
+
+def test_reshape_splits_and_merges_adjacent_axes_and_carries_names() -> None:
+    staged = _stage_reshape((Batch, Seq, Heads, HeadDim), dict(Batch=2, Seq=3, Model=8))
+    assert staged.out_avals[0].dims == ("Batch", "Seq", "Heads", "HeadDim")
+    assert staged.out_avals[0].shape == (2, 3, 2, 4)
+    merged = _stage_reshape((2, 24), dict(Batch=2, Seq=3, Model=8))
+    assert merged.out_avals[0].dims == ("Batch", None)
+
+
+@pytest.mark.parametrize(
+    "shape, sizes, words",
+    [
+        ((Batch, Heads, Seq, HeadDim), dict(Batch=2, Seq=3, Model=8), "mixes axes Seq, Model"),
+        ((2, 2, 3, 4), dict(Batch=2, Seq=3, Model=8), "mixes axes Seq, Model"),
+        ((Batch, Model, Seq), dict(Batch=2, Seq=4, Model=4), "names result axis 1 Model"),  # sizes coincide
+        ((Batch, 5, -1), dict(Batch=2, Seq=3, Model=8), "cannot reshape"),
+    ],
+)
+def test_reshape_that_would_move_data_between_axes_is_an_error(
+    shape: tuple[object, ...], sizes: dict[str, int], words: str
+) -> None:
+    with pytest.raises(ts.ShapeError, match=words) as info:
+        _stage_reshape(shape, sizes)
+    assert info.value.loc is not None and Path(info.value.loc.file).name == "test_typing.py"
+
+
+def test_reshape_of_anonymous_axes_keeps_numpy_semantics() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(6, 4)
+    np.testing.assert_array_equal(np.asarray(ts.numpy.reshape(x, (4, 6))), x.reshape(4, 6))

@@ -7,8 +7,6 @@ block arguments, so loop-invariant values travel through the loop state unchange
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
 from ...staging import dtypes
 from ...staging.ir import Aval, Graph
 from ...staging.primitives import control_flow as CF
@@ -106,5 +104,3 @@ def _update(em: Emitter, buf: Value, y: Value, t: Value, axis: int) -> Value:
     starts = [t if a == axis else em.scalar(0, I32) for a in range(buf.aval.ndim)]
     return em.op("stablehlo.dynamic_update_slice", [buf, piece, *starts], [buf.aval])[0]
 
-
-__all__: list[Any] = []

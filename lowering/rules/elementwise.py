@@ -17,7 +17,7 @@ _SIMPLE = {
     E.pow_p: "power", E.max_p: "maximum", E.min_p: "minimum", E.neg_p: "negate", E.exp_p: "exponential",
     E.log_p: "log", E.log1p_p: "log_plus_one", E.expm1_p: "exponential_minus_one", E.tanh_p: "tanh",
     E.logistic_p: "logistic", E.sin_p: "sine", E.cos_p: "cosine", E.sqrt_p: "sqrt", E.rsqrt_p: "rsqrt",
-    E.abs_p: "abs", E.sign_p: "sign", E.floor_p: "floor", E.ceil_p: "ceil", E.round_p: "round_nearest_even",
+    E.floor_p: "floor", E.ceil_p: "ceil", E.round_p: "round_nearest_even",
     E.and_p: "and", E.or_p: "or", E.xor_p: "xor", E.not_p: "not", E.is_finite_p: "is_finite",
     E.shift_left_p: "shift_left", E.shift_right_logical_p: "shift_right_logical", E.select_p: "select",
 }
@@ -43,6 +43,26 @@ def _simple_rule(op_name: str) -> Any:
 
 for _prim, _name in _SIMPLE.items():
     lowers(_prim)(_simple_rule(_name))
+
+
+def _unsigned_aware(prim: Any, op_name: str) -> None:
+    """StableHLO's abs and sign take signless integers only: on unsigned ones abs is x and sign is x != 0."""
+    signed_rule = _simple_rule(op_name)
+
+    def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+        (x,) = args
+        if x.aval.dtype not in dtypes.UNSIGNED:
+            return signed_rule(em, args, outs)  # type: ignore[no-any-return]
+        if prim is E.abs_p:
+            return [x]
+        nonzero = compare(em, x, widen(em, em.scalar(0, x.aval.dtype), x.aval.shape), "NE")
+        return em.op("stablehlo.convert", [nonzero], outs)
+
+    lowers(prim)(rule)
+
+
+_unsigned_aware(E.abs_p, "abs")
+_unsigned_aware(E.sign_p, "sign")
 
 
 def compare_type(dtype: np.dtype[Any]) -> str:

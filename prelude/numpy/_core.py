@@ -13,7 +13,7 @@ from ...array import Array, as_host_array
 from ...program import Program
 from ...staging import dtypes as _dt
 from ...staging.builder import is_staging
-from ...staging.errors import DTypeError, ShapeError
+from ...staging.errors import DTypeError, ShapeError, StagingError
 from ...staging.ir import Atom, Aval, DimName, Literal, format_dims
 from ...staging.primitives import structural as S
 from ...staging.source import user_location
@@ -27,12 +27,16 @@ def op(fn: F) -> F:
     """Make a staged function also work on concrete arrays: outside staging it is compiled once per
     signature (every non-array argument is static) and run."""
     eager = Program(fn, scalars_dynamic=False, check_annotations=False, name=fn.__name__)
+    name = fn.__name__.lstrip("_")
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if is_staging():
-            return fn(*args, **kwargs)
-        return eager(*args, **kwargs)
+        try:
+            if is_staging():
+                return fn(*args, **kwargs)
+            return eager(*args, **kwargs)
+        except StagingError as err:  # a primitive's error: say which op the user called
+            raise err.within(name)
 
     wrapper.eager_program = eager  # type: ignore[attr-defined]
     return cast(F, wrapper)
@@ -78,7 +82,7 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
 def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
     """The common dtype: strong operands must agree exactly; weak scalars adopt it."""
     strong = [x for x in operands if not is_weak(x)]
-    dtypes = {_operand_dtype(x) for x in strong}
+    dtypes = {_operand_dtype(x, op_name) for x in strong}
     if len(dtypes) > 1:
         raise dtype_error(
             op_name,
@@ -93,7 +97,7 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
                     op_name, f"float scalar {x!r} with a {_dt.short_name(dtype)} operand: convert it with .astype(...)"
                 )
         return dtype
-    weak_dtypes = [_operand_dtype(x) for x in operands]
+    weak_dtypes = [_operand_dtype(x, op_name) for x in operands]
     if any(_dt.is_float(d) for d in weak_dtypes):
         return _dt.DEFAULT_FLOAT
     if any(_dt.is_integer(d) for d in weak_dtypes):
@@ -101,12 +105,15 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
     return _dt.BOOL
 
 
-def _operand_dtype(x: Any) -> np.dtype[Any]:
+def _operand_dtype(x: Any, op_name: str = "operand") -> np.dtype[Any]:
     if isinstance(x, Tensor):
         return x.aval.dtype
-    if isinstance(x, (np.ndarray, np.generic)):
-        return _dt.canonical(x.dtype)
-    dtype: np.dtype[Any] = as_host_array(x).dtype
+    try:
+        if isinstance(x, (np.ndarray, np.generic)):
+            return _dt.canonical(x.dtype)
+        dtype: np.dtype[Any] = as_host_array(x).dtype
+    except (TypeError, ValueError) as exc:
+        raise dtype_error(op_name, f"operand {x!r:.80} is not an array of a supported dtype ({exc})") from None
     return dtype
 
 

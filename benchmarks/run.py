@@ -1,0 +1,123 @@
+"""Run every benchmark (each in its own process), print the whole table against issue #6's targets, and write
+``benchmarks/results.json`` and ``benchmarks/results.svg``.
+
+    .venv/bin/python benchmarks/run.py            # all
+    .venv/bin/python benchmarks/run.py dispatch   # some
+
+Without jax installed, the jax columns are absent and the rows that need them say so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from _common import machine
+from plot import write_svg
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = ("dispatch", "staging_speed", "steady_state", "warm_start", "time_to_first_result", "memory")
+
+
+def run_scripts(names: tuple[str, ...]) -> list[dict[str, Any]]:
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
+        path = f.name
+    try:
+        for name in names:
+            env = {**os.environ, "TENSORSTAGE_BENCH_JSON": path}
+            subprocess.run([sys.executable, os.path.join(HERE, f"{name}.py")], env=env, check=True)
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    finally:
+        os.unlink(path)
+
+
+def _find(rows: list[dict[str, Any]], benchmark: str, **match: Any) -> dict[str, Any] | None:
+    for row in rows:
+        if row["benchmark"].startswith(benchmark) and all(row.get(k) == v for k, v in match.items()):
+            return row
+    return None
+
+
+Check = tuple[str, Callable[[list[dict[str, Any]]], float | None], str, float]
+
+CHECKS: list[Check] = [
+    ("dispatch, tiny program vs jax.jit", lambda r: _get(r, "dispatch: tiny", "vs_jax", impl="tensorstage"), "<=", 0.7),
+    ("dispatch, us per extra leaf", lambda r: _get(r, "dispatch: per extra", "us_per_extra_leaf", impl="tensorstage"),
+     "<=", 1.0),
+    ("dispatch, NumPy args vs jax.jit (no target)",
+     lambda r: _get(r, "dispatch: tiny", "vs_jax", impl="tensorstage, numpy args"), "<=", float("inf")),
+    ("staging, 100 layers vs jax", lambda r: _get(r, "staging", "vs_jax", layers=100), "<=", 0.2),
+    ("staging, us per equation (100 layers)", lambda r: _get(r, "staging", "us_per_equation", layers=100), "<=", 5.0),
+    ("staging, linearity: us/eqn 200 vs 50 layers", lambda r: _linearity(r), "<=", 1.25),
+    ("warm start, 1000-op chain: warm/cold", lambda r: _get(r, "warm start", "warm_vs_cold", workload="chain"),
+     "<=", 0.1),
+    ("warm start, SELU: warm/cold", lambda r: _get(r, "warm start", "warm_vs_cold", workload="selu"), "<=", 0.1),
+    ("warm start, MLP step: warm/cold", lambda r: _get(r, "warm start", "warm_vs_cold", workload="mlp"), "<=", 0.1),
+    ("steady state, SELU 1M vs jax", lambda r: _get(r, "steady", "vs_jax", case="selu f32[1M]"), "<=", 1.05),
+    ("steady state, x @ x.T 2000^2 vs jax", lambda r: _get(r, "steady", "vs_jax", case="x @ x.T f32[2000,2000]"),
+     "<=", 1.05),
+    ("steady state, MLP step vs jax", lambda r: _get_prefix(r, "steady", "vs_jax", "case", "MLP"), "<=", 1.05),
+    ("time to first result, SELU vs jax", lambda r: _get(r, "time to first", "vs_jax", workload="selu"), "<=", 1.0),
+    ("time to first result, MLP step vs jax", lambda r: _get(r, "time to first", "vs_jax", workload="mlp"), "<=", 1.0),
+    ("memory, MB growth over 10,000 calls", lambda r: _get(r, "memory", "rss_growth_mb", case="10000 calls"),
+     "<=", 0.5),
+    ("memory, KB per compile beyond the cache bound",
+     lambda r: _get_prefix(r, "memory", "rss_growth_kb_per_compile", "case", "500 compiles"), "<=", 50.0),
+]
+
+
+def _get(rows: list[dict[str, Any]], benchmark: str, key: str, **match: Any) -> float | None:
+    row = _find(rows, benchmark, **match)
+    return None if row is None or key not in row else float(row[key])
+
+
+def _get_prefix(rows: list[dict[str, Any]], benchmark: str, key: str, field: str, prefix: str) -> float | None:
+    for row in rows:
+        if row["benchmark"].startswith(benchmark) and str(row.get(field, "")).startswith(prefix) and key in row:
+            return float(row[key])
+    return None
+
+
+def _linearity(rows: list[dict[str, Any]]) -> float | None:
+    small, large = _get(rows, "staging", "us_per_equation", layers=50), _get(rows, "staging", "us_per_equation",
+                                                                              layers=200)
+    return None if small is None or large is None else large / small
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    summary = []
+    print("\n== summary against issue #6 ==")
+    for label, get, op, target in CHECKS:
+        value = get(rows)
+        if value is None:
+            status = "n/a (needs jax)" if "jax" in label else "n/a"
+        else:
+            status = "met" if value <= target else "MISSED"
+        shown = "-" if value is None else f"{value:.3g}"
+        goal = "" if target == float("inf") else f"{op} {target:g}"
+        print(f"  {label:<48} {shown:>9}  {goal:<9} {status}")
+        summary.append({"check": label, "value": value, "target": None if target == float("inf") else target,
+                        "status": status})
+    return summary
+
+
+def main() -> None:
+    names = tuple(sys.argv[1:]) or SCRIPTS
+    info = machine()
+    print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    rows = run_scripts(names)
+    summary = summarize(rows)
+    with open(os.path.join(HERE, "results.json"), "w") as f:
+        json.dump({"machine": info, "rows": rows, "summary": summary}, f, indent=1)
+    write_svg(summary, os.path.join(HERE, "results.svg"), info)
+    print(f"\nwrote {os.path.join(HERE, 'results.json')} and results.svg")
+
+
+if __name__ == "__main__":
+    main()
