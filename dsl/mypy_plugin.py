@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from mypy.errorcodes import ErrorCode
-from mypy.nodes import CallExpr, Context, MemberExpr, NameExpr, SliceExpr, StrExpr, TypeInfo
+from mypy.nodes import CallExpr, Context, IndexExpr, MemberExpr, NameExpr, SliceExpr, StrExpr, TypeInfo
 from mypy.plugin import (
     FunctionContext,
     FunctionSigContext,
@@ -85,6 +85,7 @@ class TensorstagePlugin(Plugin):
 
     # ----------------------------------------------------------------------------------- hook selection
     def _is_tensor_method(self, fullname: str) -> str | None:
+        """mypy names an inherited method after the receiver's class (``Array.__add__``): check the hierarchy."""
         cls, _, method = fullname.rpartition(".")
         sym = self.lookup_fully_qualified(cls)
         if sym is None or not isinstance(sym.node, TypeInfo) or not sym.node.has_base(TENSOR):
@@ -92,43 +93,49 @@ class TensorstagePlugin(Plugin):
         return method
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        if fullname in (f"{OP_SIGNATURES}.Binary.__call__", f"{OP_SIGNATURES}.Comparison.__call__"):
-            return _elementwise_signature
-        if fullname == f"{OP_SIGNATURES}.Where.__call__":
-            return _elementwise_signature
-        if fullname == f"{OP_SIGNATURES}.MatMul.__call__":
-            return _elementwise_signature
+        if fullname in _PROTOCOL_CALLS:
+            return _guard(_elementwise_signature, lambda ctx: ctx.default_signature)
         if fullname.startswith(f"{SHAPE_TYPING}.") and fullname.endswith("Reduction.__call__"):
-            return _reduction_signature
+            return _guard(_reduction_signature, lambda ctx: ctx.default_signature)
         method = self._is_tensor_method(fullname)
         if method in BINARY_METHODS or method in COMPARISON_METHODS or method == "__matmul__":
-            return _elementwise_signature
+            return _guard(_elementwise_signature, lambda ctx: ctx.default_signature)
         return None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        if fullname in (f"{OP_SIGNATURES}.Binary.__call__", f"{OP_SIGNATURES}.Comparison.__call__"):
-            return _elementwise_function
-        if fullname == f"{OP_SIGNATURES}.Where.__call__":
-            return _where_function
-        if fullname == f"{OP_SIGNATURES}.MatMul.__call__":
-            return _matmul_function
-        if fullname.startswith(f"{SHAPE_TYPING}.Bound") and fullname.endswith("Reduction.__call__"):
-            return _bound_reduction
-        if fullname.startswith(f"{SHAPE_TYPING}.") and fullname.endswith("Reduction.__call__"):
-            return _reduction_function
-        method = self._is_tensor_method(fullname)
-        if method in BINARY_METHODS or method in COMPARISON_METHODS:
-            return _elementwise_method
-        if method == "__matmul__":
-            return _matmul_method
-        if method in ("reshape", "squeeze", "swapaxes", "transpose", "__getitem__"):
-            return _SHAPE_METHODS[method]
-        return None
+        hook: Callable[[MethodContext], Type] | None = _PROTOCOL_CALLS.get(fullname)
+        if hook is None and fullname.startswith(f"{SHAPE_TYPING}.") and fullname.endswith("Reduction.__call__"):
+            hook = _bound_reduction if fullname.startswith(f"{SHAPE_TYPING}.Bound") else _reduction_function
+        if hook is None:
+            method = self._is_tensor_method(fullname) or ""
+            if method in BINARY_METHODS or method in COMPARISON_METHODS:
+                hook = _elementwise_method
+            elif method == "__matmul__":
+                hook = _matmul_method
+            else:
+                hook = _SHAPE_METHODS.get(method)
+        return _guard(hook, lambda ctx: ctx.default_return_type) if hook is not None else None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        if fullname.startswith(PRELUDE):
-            return _SHAPE_FUNCTIONS.get(fullname.rsplit(".", 1)[-1])
-        return None
+        hook = _SHAPE_FUNCTIONS.get(fullname.rsplit(".", 1)[-1]) if fullname.startswith(PRELUDE) else None
+        return _guard(hook, lambda ctx: ctx.default_return_type) if hook is not None else None
+
+
+C = TypeVar("C")
+R = TypeVar("R")
+
+
+def _guard(hook: Callable[[C], R], fallback: Callable[[C], R]) -> Callable[[C], R]:
+    """A rule that meets a call it does not understand (wrong arity, odd types) must not crash mypy: it falls
+    back to what the typed signatures say (mypy reports the call's own errors)."""
+
+    def guarded(ctx: C) -> R:
+        try:
+            return hook(ctx)
+        except (AssertionError, IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
+            return fallback(ctx)
+
+    return guarded
 
 
 def plugin(version: str) -> type[Plugin]:
@@ -139,10 +146,13 @@ def plugin(version: str) -> type[Plugin]:
 
 
 def _op_name(context: Context, fallback: str) -> str:
+    """The name the user wrote (``tnp.mean``, ``x.sum``, ``x[...]``), for messages."""
     if isinstance(context, CallExpr):
         callee = context.callee
         if isinstance(callee, (NameExpr, MemberExpr)):
             return callee.name
+    if isinstance(context, IndexExpr):
+        return "index"
     return fallback
 
 
@@ -223,6 +233,9 @@ def _elementwise_signature(ctx: MethodSigContext) -> FunctionLike:
     operands += [_arg_type(ctx, i) for i in range(len(ctx.args))]
     if not operands or not all(_scalar_or_known(t) for t in operands):
         return ctx.default_signature
+    typ = get_proper_type(ctx.type)
+    if isinstance(typ, Instance) and typ.type.name == "Where":
+        operands = operands[1:]  # the bool condition has its own dtype
     tensors = [s for t in operands if t is not None and (s := _known(t)) is not None]
     if not tensors or not _same_dtype(tensors):
         return ctx.default_signature
@@ -552,6 +565,8 @@ def _expand_dims_rule(call: Call) -> Dims | None:
     rank = len(dims) + len(positions)
     if any(not -rank <= p < rank for p in positions):
         raise ShapeFailure(f"{call.op}: axis out of range for a result of rank {rank} from {show(dims)}")
+    if len({p % rank for p in positions}) != len(positions):
+        raise ShapeFailure(f"{call.op}: repeated axis for {show(dims)}")
     out: list[Type | None] = list(dims)
     one_t = LiteralType(1, _int_type(call.args[0][0])) if call.args else None
     for p in sorted(p % rank for p in positions):
@@ -798,4 +813,11 @@ _SHAPE_FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     "concatenate": _concatenate,
     "stack": _stack,
     "einsum": _einsum,
+}
+
+_PROTOCOL_CALLS: dict[str, Callable[[MethodContext], Type]] = {
+    f"{OP_SIGNATURES}.Binary.__call__": _elementwise_function,
+    f"{OP_SIGNATURES}.Comparison.__call__": _elementwise_function,
+    f"{OP_SIGNATURES}.Where.__call__": _where_function,
+    f"{OP_SIGNATURES}.MatMul.__call__": _matmul_function,
 }

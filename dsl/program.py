@@ -39,6 +39,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _DEFAULT_CACHE_SIZE = int(os.environ.get("TENSORSTAGE_PROGRAM_CACHE", "256"))
+_VALIDATED_KEYS = 64  # argument layouts a Compiled remembers as checked (dim names can make several per program)
 
 
 # --------------------------------------------------------------------------------------------- arguments
@@ -446,6 +447,7 @@ class Compiled(Generic[P, R]):
         in_layouts = tuple((a.dtype, a.shape) for a in self.in_avals)
         self._handlers = [runtime.result_handler(a.shape, a.dtype, device.xla) for a in self.out_avals]
         self._execute = executable.execute_sharded
+        self._validated: set[Hashable] = set()  # fast-path keys (dispatch.py) of calls that passed the checks
         # Set by every run; the owning Program's cache eviction reads and clears it (a list: see _runner).
         self._used = [False]
         self.from_disk_cache = False  # True when the executable was deserialized from the persistent cache
@@ -455,6 +457,20 @@ class Compiled(Generic[P, R]):
         )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        program = self.staged.program
+        try:
+            key: Hashable | None
+            key, dynamic = call_key(args, kwargs, program._static_set, program.scalars_dynamic)
+            if key in self._validated:
+                return self.run(dynamic)  # type: ignore[no-any-return]
+        except (Unsupported, TypeError):
+            key = None
+        out = self._call_checked(args, kwargs)
+        if key is not None and len(self._validated) < _VALIDATED_KEYS:
+            self._validated.add(key)  # this exact argument layout passed every check: skip them next time
+        return out
+
+    def _call_checked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
         leaves, treedef = pytree.flatten((self.staged.program._mark_static(args), kwargs))
         if treedef != self._signature.treedef:
             raise TypeError(

@@ -35,6 +35,7 @@ _FORMAT = b"TSXLA\x00\x01\x00"  # magic + format version: a new format never rea
 _SECRET_NAME = "hmac-secret"
 _SUFFIX = ".xla"
 _DEFAULT_MAX_BYTES = 512 * 2**20
+_RESCAN_EVERY = 64
 
 
 @dataclass
@@ -55,6 +56,11 @@ class DiskCache:
         self.max_bytes = max_bytes
         self.stats = CacheStats()
         self._secret: bytes | None = None
+        # Folder size as last scanned plus what this process wrote since: a scan per store would cost
+        # milliseconds once thousands of small programs are cached. Rescanned when over the bound, or every
+        # _RESCAN_EVERY stores (other processes write here too).
+        self._estimated_bytes: int | None = None
+        self._stores_since_scan = 0
 
     # ------------------------------------------------------------------------------------------ keys
     @staticmethod
@@ -158,11 +164,23 @@ class DiskCache:
                 os.unlink(tmp)
                 raise
             self.stats.writes += 1
-            self._evict()
+            self._account(len(blob))
         except (OSError, RuntimeError):
             pass  # a full or read-only disk must not break compilation
 
+    def _account(self, written: int) -> None:
+        self._stores_since_scan += 1
+        if self._estimated_bytes is not None:
+            self._estimated_bytes += written
+        if (
+            self._estimated_bytes is None
+            or self._estimated_bytes > self.max_bytes
+            or self._stores_since_scan >= _RESCAN_EVERY
+        ):
+            self._evict()
+
     def _evict(self) -> None:
+        self._stores_since_scan = 0
         entries = []
         total = 0
         with os.scandir(self.directory) as it:
@@ -180,6 +198,7 @@ class DiskCache:
                 continue
             total -= size
             self.stats.evictions += 1
+        self._estimated_bytes = total
 
     def clear(self) -> None:
         with os.scandir(self.directory) as it:

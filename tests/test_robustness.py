@@ -300,3 +300,221 @@ def test_binary(
         else:
             want = np_fn(x, yy)
     assert_close(name, got, want, dt1, scale=4.0)
+
+
+# ------------------------------------------------------------------------------------------- reductions
+
+REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "logsumexp", "argmax", "argmin")
+FLOAT_REDUCTIONS = ("mean", "var", "std", "logsumexp")
+
+
+def _np_reduce(name: str, x: np.ndarray[Any, Any], axis: Any, keepdims: bool, ddof: int) -> Any:
+    kw: dict[str, Any] = {"axis": axis, "keepdims": keepdims}
+    with np.errstate(all="ignore"):
+        if name in ("sum", "prod"):
+            dtype = np.int64 if x.dtype == BOOL else x.dtype
+            return getattr(np, name)(f64(x), dtype=np.float64 if x.dtype in FLOATS else dtype, **kw)
+        if name in ("var", "std"):
+            return getattr(np, name)(f64(x), ddof=ddof, **kw)
+        if name == "logsumexp":
+            if x.size == 0:
+                return np.log(np.sum(np.exp(f64(x)), **kw))
+            peak = np.max(f64(x), axis=axis, keepdims=True)
+            peak = np.where(np.isfinite(peak), peak, 0)
+            out = np.log(np.sum(np.exp(f64(x) - peak), axis=axis, keepdims=True)) + peak
+            return out if keepdims else np.squeeze(out, axis=axis)
+        if name in ("argmax", "argmin"):
+            return getattr(np, name)(x, axis=axis)
+        return getattr(np, name)(f64(x), **kw)
+
+
+def _axis_in_range(axis: Any, ndim: int, dims: Sequence[type[Dim]]) -> bool:
+    items = axis if isinstance(axis, tuple) else (axis,)
+    seen = set()
+    for a in items:
+        if isinstance(a, type):
+            if a not in dims:
+                return False
+            a = dims.index(a)
+        if not -ndim <= a < ndim:
+            return False
+        seen.add(a % ndim)
+    return len(seen) == len(items)
+
+
+axes = st.one_of(
+    st.none(), st.integers(-4, 3), st.tuples(st.integers(-3, 2), st.integers(-3, 2)),
+    st.sampled_from([A, B, C, Missing]), st.tuples(st.sampled_from([A, B]), st.integers(-2, 1)),
+)
+
+
+def _named_program(fn: Callable[[Any], Any], ndim: int, dtype: np.dtype[Any]) -> Any:
+    """A program whose operand's axes are named A, B, C (so Dim-class axes resolve)."""
+    dt = {np.dtype(k): v for k, v in [(np.float16, ts.f16), (BF16, ts.bf16), (np.float32, ts.f32),
+                                         (np.float64, ts.f64), (np.int8, ts.i8), (np.int16, ts.i16),
+                                         (np.int32, ts.i32), (np.int64, ts.i64), (np.uint8, ts.u8),
+                                         (np.uint32, ts.u32), (np.bool_, ts.bool_)]}[dtype]
+    if ndim == 0:
+        def f0(x: Tensor[Any]) -> Any:
+            return fn(x)
+        f0.__annotations__["x"] = Tensor[dt]  # type: ignore[valid-type]
+        return ts.program(f0)
+    if ndim == 1:
+        def f1(x: Tensor[Any, A]) -> Any:
+            return fn(x)
+        f1.__annotations__["x"] = Tensor[dt, A]  # type: ignore[valid-type]
+        return ts.program(f1)
+    if ndim == 2:
+        def f2(x: Tensor[Any, A, B]) -> Any:
+            return fn(x)
+        f2.__annotations__["x"] = Tensor[dt, A, B]  # type: ignore[valid-type]
+        return ts.program(f2)
+
+    def f3(x: Tensor[Any, A, B, C]) -> Any:
+        return fn(x)
+    f3.__annotations__["x"] = Tensor[dt, A, B, C]  # type: ignore[valid-type]
+    return ts.program(f3)
+
+
+@fuzz(200)
+@given(st.sampled_from(REDUCTIONS), dtypes, shapes, axes, st.booleans(), st.integers(0, 3), seeds, st.booleans())
+def test_reductions(
+    name: str, dtype: np.dtype[Any], shape: tuple[int, ...], axis: Any, keepdims: bool, ddof: int, seed: int,
+    staged: bool,
+) -> None:
+    x = data(shape, dtype, seed)
+    fn = getattr(tnp, name)
+    kwargs: dict[str, Any] = {} if name in ("argmax", "argmin") else {"keepdims": keepdims}
+    if name in ("var", "std"):
+        kwargs["ddof"] = ddof
+    # Dim classes only resolve on named operands: stage with names A, B, C on the axes.
+    dims = DIM_CLASSES[: len(shape)] if staged else []
+    if staged:
+        result = outcome(lambda: _named_program(lambda t: fn(t, axis, **kwargs), len(shape), dtype)(x))
+    else:
+        result = outcome(lambda: fn(x, axis, **kwargs))
+    if name in ("argmax", "argmin") and isinstance(axis, tuple):
+        expect_error(result, name)
+        return
+    if axis is not None and not _axis_in_range(axis, len(shape), dims):
+        expect_error(result, name, (ts.ShapeError, ts.DTypeError, ValueError, IndexError))
+        return
+    if name in FLOAT_REDUCTIONS and dtype not in FLOATS or name == "prod" and dtype == BOOL:
+        expect_error(result, name, (ts.DTypeError,))
+        return
+    np_axis = axis
+    if axis is not None:
+        items = axis if isinstance(axis, tuple) else (axis,)
+        np_axis = tuple(dims.index(a) if isinstance(a, type) else a for a in items)
+        if name in ("argmax", "argmin"):
+            (np_axis,) = np_axis
+    reduced = range(len(shape)) if axis is None else [a % max(len(shape), 1) for a in np_axis if True] \
+        if isinstance(np_axis, tuple) else [np_axis % max(len(shape), 1)]
+    empty = (x.size == 0 if axis is None else any(shape[a] == 0 for a in reduced)) if shape else False
+    if name in ("max", "min", "argmax", "argmin") and empty:
+        expect_error(result, name, (ts.ShapeError, ValueError))
+        return
+    status, got = result
+    if status == "error":
+        raise AssertionError(f"{name} of {dtype}{list(shape)} axis={axis}: {type(got).__name__}: {got}") from got
+    want = _np_reduce(name, x, np_axis, keepdims, ddof)
+    if name in ("sum", "prod") and dtype in INTS:
+        want = np.asarray(want).astype(dtype)  # tensorstage accumulates in the operand's dtype (wrapping)
+    assert_close(name, got, want, dtype if dtype in FLOATS else np.dtype(np.int64), scale=8.0 * max(x.size, 1))
+
+
+# --------------------------------------------------------------------------------------------- shaping
+
+
+@st.composite
+def reshape_targets(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    size = math.prod(shape)
+    kind = draw(st.sampled_from(["factor", "minus1", "bad", "negative", "random"]))
+    if kind in ("factor", "minus1") and size > 0:
+        factors = [d for d in range(1, size + 1) if size % d == 0]
+        first = draw(st.sampled_from(factors))
+        target: list[int] = [first, size // first]
+        if draw(st.booleans()):
+            target.insert(draw(st.integers(0, 2)), 1)
+        if kind == "minus1":
+            target[draw(st.integers(0, len(target) - 1))] = -1
+        return tuple(target)
+    if kind == "bad":
+        return (size + 1,)
+    if kind == "negative":
+        return (-1, -1) if draw(st.booleans()) else (-2, -size or -1)
+    return tuple(draw(st.lists(st.integers(-1, 4), max_size=3)))
+
+
+def _np_outcome(fn: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        with np.errstate(all="ignore"):
+            return "ok", np.asarray(fn())
+    except (ValueError, TypeError, IndexError) as exc:
+        return "error", exc
+
+
+def agree_with_numpy(name: str, ours: tuple[str, Any], theirs: tuple[str, Any], dtype: np.dtype[Any]) -> None:
+    """Where NumPy raises we raise cleanly; where NumPy computes we match (or refuse, cleanly, by policy)."""
+    if theirs[0] == "error":
+        expect_error(ours, name)
+        return
+    status, got = ours
+    if status == "error":
+        raise AssertionError(f"{name}: NumPy gives {theirs[1]!r:.60} but we raised {type(got).__name__}: {got}")
+    if isinstance(theirs[1], list):
+        assert isinstance(got, list) and len(got) == len(theirs[1]), name
+        for g, w in zip(got, theirs[1]):
+            assert_close(name, g, w, dtype)
+        return
+    assert_close(name, got, theirs[1], dtype)
+
+
+SHAPING: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "transpose": (tnp.transpose, np.transpose),
+    "swapaxes": (tnp.swapaxes, np.swapaxes),
+    "moveaxis": (tnp.moveaxis, np.moveaxis),
+    "squeeze": (tnp.squeeze, np.squeeze),
+    "expand_dims": (tnp.expand_dims, np.expand_dims),
+    "broadcast_to": (tnp.broadcast_to, np.broadcast_to),
+}
+
+
+@st.composite
+def shaping_cases(draw: st.DrawFn) -> tuple[str, tuple[int, ...], tuple[Any, ...]]:
+    shape = draw(st.lists(st.sampled_from([0, 1, 2, 3]), max_size=3).map(tuple))
+    name = draw(st.sampled_from(["reshape", "ravel", *SHAPING]))
+    ax = st.integers(-4, 3)
+    if name == "reshape":
+        return name, shape, (draw(reshape_targets(shape)),)
+    if name == "ravel":
+        return name, shape, ()
+    if name == "transpose":
+        perm = draw(st.one_of(st.none(), st.permutations(range(len(shape))).map(tuple),
+                              st.lists(ax, max_size=3).map(tuple)))
+        return name, shape, (perm,)
+    if name in ("swapaxes", "moveaxis"):
+        return name, shape, (draw(ax), draw(ax))
+    if name == "squeeze":
+        return name, shape, (draw(st.one_of(st.none(), ax, st.tuples(ax, ax))),)
+    if name == "expand_dims":
+        return name, shape, (draw(st.one_of(ax, st.tuples(ax, ax))),)
+    target = draw(st.one_of(
+        st.just(shape), st.lists(st.integers(-1, 3), max_size=4).map(tuple),
+        st.integers(1, 3).map(lambda n: (n, *shape)),
+    ))
+    return name, shape, (target,)
+
+
+@fuzz(200)
+@given(shaping_cases(), st.sampled_from([np.dtype(np.float32), np.dtype(np.int8), BOOL, BF16]), st.booleans())
+def test_shaping(case: tuple[str, tuple[int, ...], tuple[Any, ...]], dtype: np.dtype[Any], staged: bool) -> None:
+    name, shape, args = case
+    x = data(shape, dtype, 0)
+    ours_fn, np_fn = (tnp.reshape, np.reshape) if name == "reshape" else (
+        (tnp.ravel, np.ravel) if name == "ravel" else SHAPING[name])
+    theirs = _np_outcome(lambda: np_fn(x, *args))
+    if name == "squeeze" and shape == () and args[0] is not None:
+        theirs = ("error", None)  # NumPy's quirk: axis 0 of a rank-0 array squeezes; we call it out of range
+    ours = run(lambda t: ours_fn(t, *args), [x], staged)
+    agree_with_numpy(name, ours, theirs, dtype)

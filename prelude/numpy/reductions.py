@@ -105,7 +105,7 @@ def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) 
     axes = normalize_axes("var", axis, t)
     centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
     squares = _keep(t.atom, R.reduce_sum(E.mul(centered, centered), axes), axes, keepdims)
-    return wrap(E.div(squares, E.scalar(_count(t, axes) - ddof, squares)))
+    return wrap(E.div(squares, E.scalar(builtins.max(_count(t, axes) - ddof, 0), squares)))  # NumPy: never < 0
 
 
 def _broadcast_back(kept: Atom, shape: tuple[int, ...], dims: tuple[Any, ...]) -> Atom:
@@ -128,6 +128,8 @@ def _arg_reduce(name: str, prim: Any, x: Any, axis: int | type | None) -> AnyTen
         flat = S.reshape(t.atom, (t.aval.size,), (None,))
         t, index = wrap(flat), 0
     else:
+        if isinstance(axis, (tuple, list)):
+            raise shape_error(name, f"{name} takes one axis (an int or a Dim), got {axis!r}")
         (index,) = normalize_axes(name, axis, t, allow_none=False)
     _check_nonempty(name, t, (index,))
     return wrap(bind(prim, t.atom, axis=index, index_dtype=_dt.DEFAULT_INT))

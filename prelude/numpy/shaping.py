@@ -176,7 +176,7 @@ def swapaxes(x: Tensor[DT, Unpack[Sh]], axis1: Axis, axis2: Axis) -> Tensor[DT, 
 @op
 def swapaxes(x: AnyTensor, axis1: int | type, axis2: int | type) -> AnyTensor:
     t = as_tensor(x)
-    a, b = normalize_axes("swapaxes", (axis1, axis2), t) if axis1 != axis2 else (0, 0)
+    (a,), (b,) = normalize_axes("swapaxes", axis1, t), normalize_axes("swapaxes", axis2, t)
     perm = list(range(t.aval.ndim))
     perm[a], perm[b] = perm[b], perm[a]
     return wrap(S.transpose(t.atom, perm))
@@ -212,6 +212,8 @@ def expand_dims(x: Tensor[DT, Unpack[Sh]], axis: int | Sequence[int]) -> Tensor[
     items = (axis,) if isinstance(axis, int) else tuple(axis)
     rank = t.aval.ndim + len(items)
     new_axes = sorted(a % rank if -rank <= a < rank else _bad_axis(a, rank) for a in items)
+    if len(set(new_axes)) != len(new_axes):
+        raise shape_error("expand_dims", f"repeated axis in {axis!r}")
     shape = list(t.aval.shape)
     dims = list(t.aval.dims)
     for a in new_axes:
@@ -228,7 +230,9 @@ def _bad_axis(axis: int, rank: int) -> int:
 def broadcast_to(x: Tensor[DT, Unpack[Sh]], shape: Sequence[int]) -> Tensor[DT, Unpack[AnyShape]]:
     """Broadcast to ``shape`` with NumPy's rules (leading axes may be added)."""
     t = as_tensor(x)
-    target = tuple(int(n) for n in shape)
+    target = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    if any(n < 0 for n in target):
+        raise shape_error("broadcast_to", f"cannot broadcast {describe(t)} to {target}: a size is negative")
     if len(target) < t.aval.ndim:
         raise shape_error("broadcast_to", f"cannot broadcast {describe(t)} to the lower-rank shape {target}")
     offset = len(target) - t.aval.ndim
