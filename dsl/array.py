@@ -149,6 +149,8 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
     if isinstance(x, bool):
         return np.asarray(x, dtype=np.bool_)
     if isinstance(x, int):
+        if not -(2**31) <= x < 2**31:
+            raise ValueError(f"Python integer {x} does not fit the default integer dtype i32; pass a dtype")
         return np.asarray(x, dtype=_dt.DEFAULT_INT)
     if isinstance(x, float):
         return np.asarray(x, dtype=_dt.DEFAULT_FLOAT)
@@ -156,6 +158,8 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
     if host.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
         host = host.astype(_dt.DEFAULT_FLOAT)  # nested Python lists of floats, as jnp.asarray does
     elif host.dtype == np.int64 and not isinstance(x, (np.ndarray, np.generic)):
+        if host.size and not (-(2**31) <= host.min() and host.max() < 2**31):
+            raise ValueError("Python integers out of the default integer dtype i32's range; pass a dtype")
         host = host.astype(_dt.DEFAULT_INT)
     _dt.canonical(host.dtype)
     return host

@@ -5,6 +5,9 @@ Tests run this after every transform, so a rule that emits wrong types fails whe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from .builder import abstract_eval
 from .errors import StagingError
 from .ir import Graph, Literal, Var
@@ -15,6 +18,24 @@ class GraphTypeError(AssertionError):
 
 
 def typecheck(graph: Graph) -> None:
+    """Check ``graph`` and, recursively, every graph nested in an equation's params (branches, loop bodies)."""
+    _check_flat(graph)
+    for eqn in graph.eqns:
+        for nested in _nested_graphs(eqn.params.values()):
+            typecheck(nested)
+
+
+def _nested_graphs(values: Any) -> Iterator[Graph]:
+    for value in values:
+        if isinstance(value, Graph):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from _nested_graphs(value)
+        elif hasattr(value, "graph") and isinstance(value.graph, Graph):  # closed graphs carried with metadata
+            yield value.graph
+
+
+def _check_flat(graph: Graph) -> None:
     defined: set[int] = {id(v) for v in graph.inputs}
     for eqn in graph.eqns:
         for atom in eqn.inputs:

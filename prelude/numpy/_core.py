@@ -4,6 +4,7 @@ graph atoms with weak scalar typing, and NumPy broadcasting under tensorstage's 
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -37,9 +38,26 @@ def op(fn: F) -> F:
             return eager(*args, **kwargs)
         except StagingError as err:  # a primitive's error: say which op the user called
             raise err.within(name)
+        except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
+            raise _named(exc, name) from exc
 
     wrapper.eager_program = eager  # type: ignore[attr-defined]
     return cast(F, wrapper)
+
+
+def _named(exc: Exception, op_name: str) -> Exception:
+    """A plain Python error raised under an op, as one that names the op and the user's line (NumPy's types;
+    overflow and division by zero in static arguments become ValueErrors)."""
+    kind = type(exc)
+    if kind not in (TypeError, ValueError, IndexError):
+        if not isinstance(exc, ArithmeticError):
+            return exc  # a library's own exception class: leave it alone
+        kind = ValueError
+    text = str(exc)
+    if not text.startswith(op_name):
+        text = f"{op_name}: {text}"
+    loc = user_location()
+    return kind(text if loc is None else f"{text}\n  at {loc}")
 
 
 def wrap(atom: Atom) -> Traced[Any]:
@@ -75,7 +93,11 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
     if isinstance(x, Traced):
         return x.atom
     if type(x) in (int, float, bool) and dtype is not None:
-        return Literal(np.asarray(x, dtype=dtype), Aval((), dtype))
+        try:
+            value = np.asarray(x, dtype=dtype)
+        except OverflowError:
+            raise DTypeError(f"Python scalar {x!r} does not fit {_dt.short_name(dtype)}", None, user_location()) from None
+        return Literal(value, Aval((), dtype))
     return to_atom(x)
 
 
@@ -209,7 +231,10 @@ def normalize_axes(op_name: str, axis: Any, x: Tensor[Any], *, allow_none: bool 
             continue
         if isinstance(item, Tensor):
             raise shape_error(op_name, f"axis must be static (an int or a Dim), got a tensor {describe(item)}")
-        i = int(item)
+        try:
+            i = operator.index(item)
+        except TypeError:
+            raise TypeError(f"{op_name}: axis {item!r} must be an int or a Dim class") from None
         if not -ndim <= i < ndim:
             raise shape_error(op_name, f"axis {i} is out of range for {describe(x)} (rank {ndim})")
         out.append(i % ndim)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
@@ -76,7 +77,7 @@ def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName,
             sizes.append(int(size))
             names.append(item.__name__)
         else:
-            n = int(item)
+            n = operator.index(item)
             if n < 0:
                 raise shape_error(name, f"negative dimension {n} in shape {tuple(items)}")
             sizes.append(n)
@@ -91,6 +92,8 @@ def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[A
 @op
 def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = _shape("full", shape)
+    if type(fill_value) not in (int, float, bool) and not isinstance(fill_value, (np.number, np.bool_)):
+        raise TypeError(f"full: fill_value must be a Python or NumPy scalar, got {fill_value!r}")
     if dtype is None:
         dtype = _dt.BOOL if type(fill_value) is bool else _dt.DEFAULT_INT if type(fill_value) is int else None
     target = _dtype(dtype)
@@ -134,7 +137,12 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
         start, stop = 0, start
     values = np.arange(start, stop, step)
     default = _dt.DEFAULT_FLOAT if values.dtype.kind == "f" else _dt.DEFAULT_INT
-    return wrap(literal(values, _dtype(dtype, default)))
+    target = _dtype(dtype, default)
+    if values.size and _dt.is_integer(target) and values.dtype.kind in "iu":
+        info = np.iinfo(target)
+        if values.min() < info.min or values.max() > info.max:
+            raise shape_error("arange", f"values up to {values.max()} do not fit {_dt.short_name(target)}")
+    return wrap(literal(values, target))
 
 
 @op

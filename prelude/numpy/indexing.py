@@ -25,12 +25,13 @@ import numpy as np
 from typing_extensions import Unpack
 
 from ...staging import dtypes as _dt
-from ...staging.builder import bind
+from ...staging.builder import bind, is_staging
 from ...staging.ir import Atom, Aval, DimName, literal
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import gather_scatter as G
 from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
+from ...staging.source import user_location
 from ...tensor import DT, Shape, Tensor, Traced
 from ._core import as_tensor, atom, describe, dtype_error, op, result_dtype, shape_error, wrap
 
@@ -283,7 +284,28 @@ def index_atom(op_name: str, x: Atom, index: Any) -> Atom:
 
 def getitem(x: AnyTensor, index: Any) -> AnyTensor:
     """``x[index]`` with NumPy semantics (see the module docstring for dynamic indices)."""
-    return _getitem(x, _static_scalars(index))
+    index = _static_scalars(index)
+    check_host_indices("getitem", x, lambda probe: probe[index], index)
+    return _getitem(x, index)
+
+
+def check_host_indices(op_name: str, x: Any, apply: Any, index: Any) -> None:
+    """Outside staging, NumPy integer index arrays are concrete: check their range on the host (as NumPy
+    does) instead of letting the compiled gather clamp them or the scatter drop them silently."""
+    if is_staging():
+        return
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [i for i in items if isinstance(i, np.ndarray)]
+    if not arrays or any(a.dtype.kind not in "iu" for a in arrays):
+        return
+    shape = x.shape if isinstance(x, (Tensor, np.ndarray)) else np.shape(x)
+    try:
+        apply(np.broadcast_to(np.zeros((), np.int8), shape))  # a zero-stride probe of x's shape
+    except IndexError as exc:
+        loc = user_location()
+        raise IndexError(f"{op_name}: {exc} (operand shape {tuple(shape)})" + (f"\n  at {loc}" if loc else "")) from None
+    except (TypeError, ValueError):
+        return  # reported with the op's own message while staging
 
 
 def _static_scalars(index: Any) -> Any:
@@ -413,7 +435,9 @@ class IndexUpdate(Generic[DT, Unpack[Shape]]):
         self.index = _static_scalars(index)
 
     def _apply(self, values: Any, combiner: str) -> Tensor[DT, Unpack[Shape]]:
-        return _update(self.x, self.index, values, combiner)
+        index = self.index
+        check_host_indices(f"at[].{combiner}", self.x, lambda probe: probe[index], index)
+        return _update(self.x, index, values, combiner)
 
     def set(self, values: Any) -> Tensor[DT, Unpack[Shape]]:
         """Replace; with repeated indices one of the updates wins (which one is unspecified, as in XLA)."""

@@ -6,6 +6,7 @@ Operands must share a dtype (no promotion) and agree on every axis but the joine
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
 from ._core import atom, as_tensor, describe, op, result_dtype, shape_error, wrap
-from .indexing import index_atom
+from .indexing import check_host_indices, index_atom
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 
@@ -30,6 +31,10 @@ def _operands(op_name: str, arrays: Sequence[Any]) -> list[Atom]:
 
 
 def _axis(op_name: str, axis: int, rank: int, operands: Sequence[Atom]) -> int:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise shape_error(op_name, f"axis {axis!r} must be an int") from None
     if not -rank <= axis < rank:
         raise shape_error(
             op_name, f"axis {axis} is out of range for operands {', '.join(str(a.aval) for a in operands)}"
@@ -172,9 +177,14 @@ def pad(x: AnyTensor, pad_width: Any, mode: str = "constant", constant_values: f
     return wrap(SL.pad(t.atom, value, [(int(lo), int(hi), 0) for lo, hi in widths]))
 
 
-@op
 def take(x: AnyTensor, indices: Any, axis: int | None = None) -> AnyTensor:
     """Elements at ``indices`` along ``axis`` (the flattened array when None); staged indices clamp into range."""
+    check_host_indices("take", x, lambda probe: np.take(probe, indices, axis), indices)
+    return _take(x, indices, axis)
+
+
+@op
+def _take(x: AnyTensor, indices: Any, axis: int | None = None) -> AnyTensor:
     t = as_tensor(x)
     a = t.atom
     if axis is None:
@@ -184,9 +194,14 @@ def take(x: AnyTensor, indices: Any, axis: int | None = None) -> AnyTensor:
     return wrap(index_atom("take", a, (slice(None),) * ax + (indices,)))
 
 
-@op
 def take_along_axis(x: AnyTensor, indices: Any, axis: int | None) -> AnyTensor:
     """NumPy's take_along_axis: ``indices`` has ``x``'s rank and broadcasts against it on the other axes."""
+    check_host_indices("take_along_axis", x, lambda probe: np.take_along_axis(probe, indices, axis), indices)
+    return _take_along_axis(x, indices, axis)
+
+
+@op
+def _take_along_axis(x: AnyTensor, indices: Any, axis: int | None) -> AnyTensor:
     t = as_tensor(x)
     a = t.atom
     idx = as_tensor(indices) if not isinstance(indices, (list, np.ndarray)) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
@@ -96,9 +97,25 @@ def tensordot(
     a, b = as_tensor(x).atom, as_tensor(y).atom
     result_dtype("tensordot", (x, y))
     if isinstance(axes, int):
+        if not 0 <= axes <= min(a.aval.ndim, b.aval.ndim):
+            raise shape_error("tensordot", f"axes={axes} does not fit operands {a.aval} and {b.aval}")
         lhs = tuple(range(a.aval.ndim - axes, a.aval.ndim))
         rhs = tuple(range(axes))
     else:
-        lhs = tuple(int(i) % a.aval.ndim for i in axes[0])
-        rhs = tuple(int(i) % b.aval.ndim for i in axes[1])
+        lhs = _tensordot_axes(axes[0], a)
+        rhs = _tensordot_axes(axes[1], b)
+        if len(lhs) != len(rhs):
+            raise shape_error("tensordot", f"axes {axes!r} name {len(lhs)} and {len(rhs)} axes")
     return wrap(L.dot_general(a, b, (lhs, rhs)))
+
+
+def _tensordot_axes(items: Any, a: Atom) -> tuple[int, ...]:
+    """One operand's contracted axes (an int or a sequence), each checked to be in range."""
+    n = a.aval.ndim
+    out = []
+    for i in items if isinstance(items, (tuple, list)) else (items,):
+        k = operator.index(i)
+        if not -n <= k < n:
+            raise shape_error("tensordot", f"axis {k} is out of range for {a.aval} (rank {n})")
+        out.append(k % n)
+    return tuple(out)

@@ -5,5 +5,6 @@ from . import autodiff  # after the families its rules build on
 from . import sorting
 from . import gather_scatter, slicing
 from . import control_flow  # after the families its rules build on
+from . import collectives
 
-__all__ = ["autodiff", "control_flow", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural"]
+__all__ = ["autodiff", "collectives", "control_flow", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural"]
