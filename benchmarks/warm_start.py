@@ -1,7 +1,7 @@
 """Warm start: a new process reaching its first result with the persistent executable cache filled (warm) vs
 empty (cold). Both include staging, lowering, compiling or deserializing, transfer, the run and the wait.
 
-Target (issue #6): warm <= 0.1x cold. Workloads: a 1000-op elementwise chain (compile-bound), SELU on 1M,
+Target (issue #6): warm <= 0.1x cold. Workloads: a 2100-op elementwise chain (compile-bound), SELU on 1M,
 and the 100-layer MLP train step (XLA:CPU's first execution of a big program is slow whether the executable was
 compiled or deserialized, which bounds that row's ratio).
 """

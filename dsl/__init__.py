@@ -19,11 +19,14 @@ from .batching import vmap
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
 from .control_flow import cond, fori_loop, scan, switch, while_loop
+from .collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
+from .spmd import pmap
 from . import numpy
 from . import nn, optim, random
 from . import tensor as _tensor
 
-_tensor._tnp = numpy  # type: ignore[attr-defined]  # Tensor's operators forward to the op library, which is defined in terms of Tensor
+# Tensor's operators forward to the op library, which is defined in terms of Tensor.
+_tensor._tnp = numpy  # type: ignore[attr-defined]  # a private name, bound once here
 del _lowering, _staging, _tensor
 
 __version__ = "0.1.0"
@@ -37,4 +40,5 @@ __all__ = [
     "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "stop_gradient",
     "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
+    "all_gather", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum",
 ]

@@ -46,7 +46,7 @@ def call_key(
     if static_argnums:
         for i, x in enumerate(args):
             if i in static_argnums:
-                parts.append((_STATIC, x))
+                parts.append((_STATIC, x.hex() if type(x) is float else x))
             else:
                 _visit(x, parts, dynamic, scalars_dynamic)
     else:
@@ -76,6 +76,8 @@ def _visit(x: Any, parts: list[Hashable], dynamic: list[Any], scalars_dynamic: b
         if scalars_dynamic:
             parts.append(kind)  # type: ignore[arg-type]  # a type is hashable
             dynamic.append(x)
+        elif kind is float:
+            parts.append((float, x.hex()))  # 0.0 == -0.0 and nan != nan: compare the exact value instead
         else:
             parts.append((kind, x))
     elif kind is tuple or kind is list:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from mypy.errorcodes import ErrorCode
-from mypy.nodes import CallExpr, Context, IndexExpr, MemberExpr, NameExpr, SliceExpr, StrExpr, TypeInfo
+from mypy.nodes import CallExpr, Context, IndexExpr, ListExpr, MemberExpr, NameExpr, SliceExpr, StrExpr, TypeInfo
 from mypy.plugin import (
     FunctionContext,
     FunctionSigContext,
@@ -692,9 +692,14 @@ def _tensor_items(ctx: FunctionContext) -> list[Shaped] | None:
     if not ctx.arg_types or len(ctx.arg_types[0]) != 1:
         return None
     t = get_proper_type(ctx.arg_types[0][0])
-    if not isinstance(t, TupleType):
+    expr = ctx.args[0][0]
+    if isinstance(t, TupleType):
+        items = t.items
+    elif isinstance(expr, ListExpr):  # a list literal's type is joined; its items still have their own
+        items = [ctx.api.get_expression_type(e) for e in expr.items]
+    else:
         return None
-    shaped = [_known(item) for item in t.items]
+    shaped = [_known(item) for item in items]
     if any(s is None for s in shaped):
         return None
     return [s for s in shaped if s is not None]

@@ -358,7 +358,7 @@ def reshape(op: str, old: Dims, new: list[Type | None]) -> None:
             if not seg_old:
                 change = f"inserts {names_new} {where}, which are adjacent in the operand"
             elif not seg_new:
-                change = f"drops {names_old} {where}"
+                change = f"leaves no axis for {names_old} {where}"
             else:
                 change = f"turns {names_old} into {names_new} {where}, which do not hold the same elements"
             raise ShapeFailure(

@@ -61,6 +61,8 @@ def _leaf_aval(leaf: Any) -> Aval:
 
 
 def _static_key(leaf: Any) -> Hashable:
+    if type(leaf) is float:
+        return (float, leaf.hex())  # 0.0 == -0.0 and nan != nan, but each must pick its own program
     if isinstance(leaf, slice):
         return ("slice", leaf.start, leaf.stop, leaf.step)
     if isinstance(leaf, (list, dict, set)):
@@ -154,7 +156,10 @@ class Program(Generic[P, R]):
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Hashable | None) -> R:
         """Flatten, look up (or stage and compile) by signature, validate every argument, run."""
         leaves, treedef = pytree.flatten((self._mark_static(args), kwargs))
-        signature = Signature(treedef, leaves, self.scalars_dynamic)
+        try:
+            signature = Signature(treedef, leaves, self.scalars_dynamic)
+        except (TypeError, ValueError) as exc:  # an unsupported dtype, an unhashable static, an int out of range
+            raise type(exc)(f"{self.name}: {exc}") from None
         compiled = self._cache.get(signature.key)
         if compiled is None:
             compiled = self._compile_for(signature, leaves)
@@ -241,7 +246,14 @@ class Program(Generic[P, R]):
         specs: list[TensorSpec | None] = []
         for i, arg in enumerate(args):
             name = names[i] if i < len(names) else f"arg{i}"
-            specs.extend(aligned_specs(trees.get(name), arg))
+            tree = trees.get(name)
+            if isinstance(tree, TensorSpec) and not _is_dynamic(arg, True):
+                at = f"\n  at {loc}" if loc is not None else ""
+                raise TypeError(
+                    f"{self.name}: argument {name} is annotated {tree.describe()} but got "
+                    f"{type(arg).__name__} {arg!r:.60}{at}"
+                )
+            specs.extend(aligned_specs(tree, arg))
         specs.extend([None] * (len(leaves) - len(specs)))
         avals = list(signature.avals)
         where = _leaf_names(signature.treedef, names)
@@ -269,10 +281,10 @@ class _Static:
         self.value = value
 
     def __hash__(self) -> int:
-        return hash(self.value)
+        return hash(_static_key(self.value))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Static) and other.value == self.value
+        return isinstance(other, _Static) and _static_key(other.value) == _static_key(self.value)
 
 
 def _unwrap_static(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -399,7 +411,10 @@ class Staged(Generic[P, R]):
     def stablehlo(self) -> str:
         """The StableHLO module text (lowered once: the graph is immutable)."""
         if self._module_text is None:
-            self._module_text = emit.module_text(self.graph, self.program.name, self._donated_inputs())
+            try:
+                self._module_text = emit.module_text(self.graph, self.program.name, self._donated_inputs())
+            except ValueError as exc:  # an array too big for XLA
+                raise ValueError(f"{self.program.name}: {exc}") from None
         return self._module_text
 
     def _donated_inputs(self) -> tuple[int, ...]:
@@ -419,6 +434,8 @@ class Staged(Generic[P, R]):
         return tuple(donated)
 
     def compile(self, device: str | Device = "cpu") -> Compiled[P, R]:
+        if not isinstance(device, (str, Device)):
+            raise TypeError(f"compile(): device must be a platform name such as 'cpu' or a ts.Device, got {device!r}")
         target = devices(device)[0] if isinstance(device, str) else device
         text = self.stablehlo()
         executable, from_disk = backend.compile_module_cached(text, [target.xla])

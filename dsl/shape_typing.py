@@ -96,13 +96,21 @@ class BoundArgReduction(Generic[DT, Unpack[Shape]]):
         self: BoundArgReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1]
     ) -> Tensor[i32, Unpack[S]]: ...
     @overload
-    def __call__(
+    def __call__(  # type: ignore[overload-overlap]
         self: BoundArgReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1]
     ) -> Tensor[i32, A, Unpack[S]]: ...
     @overload
-    def __call__(
+    def __call__(  # type: ignore[overload-overlap]
         self: BoundArgReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2]
     ) -> Tensor[i32, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self: BoundArgReduction[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2]
+    ) -> Tensor[i32, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self: BoundArgReduction[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3]
+    ) -> Tensor[i32, Unpack[S], B, C]: ...
     @overload
     def __call__(self, axis: int) -> Tensor[i32, Unpack[AnyShape]]: ...
     def __call__(self, axis: Any = None) -> Any:
@@ -219,11 +227,21 @@ class ArgReduction(Protocol):
         self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1]
     ) -> Tensor[i32, Unpack[S]]: ...
     @overload
-    def __call__(
+    def __call__(  # type: ignore[overload-overlap]
         self, x: Tensor[DT, A, B, Unpack[S]], axis: type[B] | Literal[1]
     ) -> Tensor[i32, A, Unpack[S]]: ...
     @overload
-    def __call__(self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2]) -> Tensor[i32, Unpack[S], B]: ...
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2]
+    ) -> Tensor[i32, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2]
+    ) -> Tensor[i32, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3]
+    ) -> Tensor[i32, Unpack[S], B, C]: ...
     @overload
     def __call__(self, x: Tensor[DT, Unpack[S]], axis: int) -> Tensor[i32, Unpack[AnyShape]]: ...
 
@@ -240,10 +258,6 @@ def as_reduction(fn: Callable[..., Any]) -> Reduction:
 
 
 def as_arg_reduction(fn: Callable[..., Any]) -> ArgReduction:
-    return fn
-
-
-def as_float_unary(fn: Callable[..., Any]) -> FloatUnary:
     return fn
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import operator
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, get_args, get_origin
@@ -49,7 +50,10 @@ class Spec:
     def __init__(self, shape: Sequence[int], dtype: Any, dims: Sequence[str | None] | None = None) -> None:
         from .dtypes import to_numpy
 
-        self.aval = Aval(tuple(int(n) for n in shape), to_numpy(dtype), dims)
+        sizes = tuple(operator.index(n) for n in shape)
+        if any(n < 0 for n in sizes):
+            raise ValueError(f"Spec: negative dimension in shape {sizes}")
+        self.aval = Aval(sizes, to_numpy(dtype), dims)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -137,7 +141,10 @@ class DimBinder:
     """Binds dim names to sizes, remembering which argument bound each so conflicts can be explained."""
 
     def __init__(self, given: dict[str, int], loc: SourceLoc | None) -> None:
-        self.sizes: dict[str, int] = dict(given)
+        for name, size in given.items():
+            if type(size) is not int and not isinstance(size, np.integer) or size < 0:
+                raise ShapeError(f"dim {name}={size!r} must be a non-negative int", "stage", loc)
+        self.sizes: dict[str, int] = {name: int(size) for name, size in given.items()}
         self.origin: dict[str, str] = {name: f"stage({name}={size})" for name, size in given.items()}
         self.loc = loc
 

@@ -48,6 +48,11 @@ def tensor_type(aval: Aval) -> str:
     text = _TYPE_TEXT.get(key)
     if text is None:
         element = dtypes.mlir_name(aval.dtype)
+        extent = aval.dtype.itemsize
+        for n in aval.shape:
+            extent *= n if n > 0 else 1
+        if extent >= 2**62 or min(aval.shape, default=0) < 0:  # XLA aborts the process on these
+            raise ValueError(f"array of shape {aval.shape} and dtype {dtypes.short_name(aval.dtype)} is too big")
         if aval.shape:
             text = "tensor<" + "x".join([str(n) for n in aval.shape]) + f"x{element}>"
         else:
@@ -184,8 +189,11 @@ class Emitter:
         return env[id(atom)]
 
 
-def module_text(graph: Graph, name: str = "tensorstage", donated: Sequence[int] = ()) -> str:
-    """The StableHLO module for ``graph`` with a public ``@main`` taking the graph inputs in order."""
+def module_text(
+    graph: Graph, name: str = "tensorstage", donated: Sequence[int] = (), num_replicas: int = 1
+) -> str:
+    """The StableHLO module for ``graph`` with a public ``@main`` taking the graph inputs in order
+    (``num_replicas`` > 1: one SPMD replica per device, as ``pmap`` compiles it)."""
     emitter = Emitter()
     args = [Value(f"%arg{i}", v.aval) for i, v in enumerate(graph.inputs)]
     outs = emitter.graph_body(graph, args)
@@ -200,7 +208,7 @@ def module_text(graph: Graph, name: str = "tensorstage", donated: Sequence[int] 
     results = ", ".join(tensor_type(a) for a in graph.out_avals)
     safe_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "tensorstage"
     return (
-        f"module @{safe_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+        f"module @{safe_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {num_replicas} : i32}} {{\n"
         f"  func.func public @main({params}) -> ({results}) {{\n"
         + "\n".join(emitter.lines)
         + "\n  }\n}\n"

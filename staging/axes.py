@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from .errors import TransformError
+from .ir import Graph
 from .source import user_location
 
 
@@ -54,11 +55,31 @@ def inside(kind: str) -> bool:
     return any(f.kind == kind for f in _FRAMES)
 
 
-def names_walked_axis(params: Mapping[str, Any]) -> bool:
-    """Whether an equation with these params is a collective over the axis being batched right now (so the
-    batching walker must hand it to its rule even when none of its operands is batched)."""
-    name = params.get("axis_name")
-    return name is not None and bool(_FRAMES) and _FRAMES[-1].name == name
+DIRECT, NESTED = 1, 2
+
+
+def names_walked_axis(params: Mapping[str, Any]) -> int:
+    """Whether an equation with these params uses the axis being batched right now, so the batching walker must
+    batch it even when none of its operands is batched: ``DIRECT`` for a collective over that axis, ``NESTED``
+    for an equation whose nested graphs (cond branches, loop bodies, ...) contain one; 0 otherwise."""
+    name = _FRAMES[-1].name if _FRAMES else None
+    if name is None:
+        return 0
+    if params.get("axis_name") == name:
+        return DIRECT
+    return NESTED if any(_graph_names(value, name) for value in params.values()) else 0
+
+
+def _graph_names(value: Any, name: str) -> bool:
+    if isinstance(value, Graph):
+        return any(
+            eqn.params.get("axis_name") == name or any(_graph_names(v, name) for v in eqn.params.values())
+            for eqn in value.eqns
+            if eqn.params
+        )
+    if isinstance(value, tuple):
+        return any(_graph_names(v, name) for v in value)
+    return False
 
 
 def walked_axis() -> AxisFrame | None:

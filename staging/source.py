@@ -17,7 +17,14 @@ def _library_dirs() -> tuple[str, ...]:
     return tuple(os.path.join(root, d) + os.sep for d in ("dsl", "staging", "lowering", "prelude"))
 
 
-_LIBRARY_DIRS: Final = _library_dirs()
+def _numpy_dirs() -> tuple[str, ...]:
+    """NumPy calls back into staged values (``np.eye(n)`` with a staged ``n``): its frames are not the user's."""
+    import numpy
+
+    return (os.path.dirname(os.path.abspath(numpy.__file__)) + os.sep,)
+
+
+_LIBRARY_DIRS: Final = _library_dirs() + _numpy_dirs()
 _is_library: dict[str, bool] = {}
 
 

@@ -188,3 +188,15 @@ def test_programs_called_while_staging_inline(rng: np.random.Generator) -> None:
     x = ts.asarray(_arr(rng, 3))
     inner(x)  # warm inner's fast path first: staging must still inline it
     np.testing.assert_allclose(np.asarray(outer(x)), np.asarray(x) * 4, rtol=1e-6)
+
+
+def test_static_floats_are_keyed_by_their_exact_value() -> None:
+    x = ts.asarray(np.ones(2, np.float32))
+    scale = ts.Program(lambda v, s: v * s, static_argnums=(1,))
+    assert np.signbit(np.asarray(scale(x, 0.0))).tolist() == [False, False]
+    assert np.signbit(np.asarray(scale(x, -0.0))).tolist() == [True, True]  # 0.0 == -0.0, but not the same program
+    assert np.signbit(np.asarray(tnp.full((2,), -0.0))).all()  # eager ops: Python scalars are static
+    fill = ts.Program(lambda v, s: v * 0.0 + s, scalars_dynamic=False)  # scalars static, as in eager ops
+    for _ in range(2):
+        assert np.isnan(np.asarray(fill(x, float("nan")))).all()
+    assert len(fill._cache) == 1  # nan != nan, yet one program serves every nan

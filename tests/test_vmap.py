@@ -145,6 +145,8 @@ _gather_scatter_cases()
 NO_OPERANDS = {"iota"}
 # Primitives added by other work streams whose table entries are still to be written (listed in the report).
 PENDING: set[str] = set()
+# Collectives batch only under vmap(..., axis_name=...): tests/test_pmap.py covers their batching rules.
+COVERED_ELSEWHERE = {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
 
 
 def _custom_cases() -> None:
@@ -213,7 +215,8 @@ def _batched_names() -> list[str]:
 
 
 def test_every_batchable_primitive_has_a_case() -> None:
-    missing = [n for n in _batched_names() if n not in CASES and n not in NO_OPERANDS and n not in PENDING]
+    skipped = NO_OPERANDS | PENDING | COVERED_ELSEWHERE
+    missing = [n for n in _batched_names() if n not in CASES and n not in skipped]
     assert not missing, f"add batching test cases for: {missing}"
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
@@ -19,6 +20,7 @@ from ._core import as_tensor, op, shape_error, wrap
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 ShapeLike = int | type | Sequence[int | type]
 DT = TypeVar("DT", bound=DType)
+F = TypeVar("F", bound=Callable[..., Any])
 DT2 = TypeVar("DT2", bound=DType)
 Sh = TypeVarTuple("Sh")
 A = TypeVar("A")
@@ -77,6 +79,8 @@ def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName,
             sizes.append(int(size))
             names.append(item.__name__)
         else:
+            if isinstance(item, (bool, np.bool_)):
+                raise TypeError(f"{name}: shape {tuple(items)} has a bool where an int size belongs")
             n = operator.index(item)
             if n < 0:
                 raise shape_error(name, f"negative dimension {n} in shape {tuple(items)}")
@@ -85,11 +89,35 @@ def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName,
     return tuple(sizes), tuple(names)
 
 
+def _python(x: Any) -> Any:
+    """NumPy scalars as Python ones (recursively in tuples and lists)."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_python(i) for i in x)
+    return x
+
+
+def _static_op(fn: F) -> F:
+    """An op whose arguments are all static (sizes, bounds, fill values): NumPy scalars among them (``x.shape[0]``
+    of a NumPy array) are passed as Python scalars rather than staged as runtime inputs."""
+    staged = op(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if fn.__name__ == "full" and len(args) > 1 and isinstance(args[1], np.generic) and "dtype" not in kwargs:
+            kwargs["dtype"] = args[1].dtype if len(args) < 3 else args[2]  # NumPy: the fill value's dtype
+            args = args[:2]
+        return staged(*_python(args), **{k: _python(v) if k != "dtype" else v for k, v in kwargs.items()})
+
+    return cast(F, wrapper)
+
+
 def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[Any]:
     return default if dtype is None else to_numpy(dtype)
 
 
-@op
+@_static_op
 def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = _shape("full", shape)
     if type(fill_value) not in (int, float, bool) and not isinstance(fill_value, (np.number, np.bool_)):
@@ -101,14 +129,14 @@ def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | 
 
 
 @_filled
-@op
+@_static_op
 def zeros(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = _shape("zeros", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 0))
 
 
 @_filled
-@op
+@_static_op
 def ones(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = _shape("ones", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 1))
@@ -130,7 +158,7 @@ def ones_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
     return full_like(x, 1, dtype)
 
 
-@op
+@_static_op
 def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
            dtype: type[DType] | Any = None) -> AnyTensor:
     if stop is None:
@@ -145,13 +173,13 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     return wrap(literal(values, target))
 
 
-@op
+@_static_op
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
              dtype: type[DType] | Any = None) -> AnyTensor:
     return wrap(literal(np.linspace(start, stop, num, endpoint=endpoint), _dtype(dtype)))
 
 
-@op
+@_static_op
 def eye(n: int, m: int | None = None, k: int = 0, dtype: type[DType] | Any = None) -> AnyTensor:
     return wrap(literal(np.eye(n, m, k), _dtype(dtype)))
 

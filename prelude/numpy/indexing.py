@@ -278,6 +278,15 @@ def index_atom(op_name: str, x: Atom, index: Any) -> Atom:
     rank = len(entries) - 1 + block.ndim
     offset_dims = tuple(p for p in range(rank) if not at <= p < at + block.ndim)
     dn = G.GatherDims(offset_dims, indexed, indexed, block.ndim)
+    if any(y.aval.shape[a] == 0 for a in indexed):  # an empty axis: nothing to read (static indices are empty)
+        kept = iter([a for a in range(y.aval.ndim) if a not in indexed])
+        out_shape: list[int] = []
+        out_names: list[DimName] = []
+        for p in range(rank):
+            k = next(kept) if not at <= p < at + block.ndim else -1
+            out_shape.append(block.shape[p - at] if k < 0 else y.aval.shape[k])
+            out_names.append(block.dims[p - at] if k < 0 else y.aval.dims[k])
+        return S.full_like(Aval(tuple(out_shape), y.aval.dtype, out_names), 0)
     sizes = [1 if a in indexed else n for a, n in enumerate(y.aval.shape)]
     return G.gather(y, indices, dn, sizes)
 

@@ -97,7 +97,7 @@ def _at_least(a: Atom, rank: int) -> Atom:
         return a
     if a.aval.ndim == 0:
         a = S.reshape(a, (1,))
-    if a.aval.ndim == 1:
+    if rank >= 2 and a.aval.ndim == 1:
         a = _expanded(a, 0)
     if rank == 3 and a.aval.ndim == 2:
         a = _expanded(a, 2)
@@ -163,6 +163,8 @@ def pad(x: AnyTensor, pad_width: Any, mode: str = "constant", constant_values: f
         raise shape_error("pad", f"mode {mode!r} is not supported; only mode='constant' is")
     rank = t.aval.ndim
     widths = np.asarray(pad_width, dtype=np.int64)
+    if (widths < 0).any():
+        raise shape_error("pad", f"pad_width {pad_width!r} must be non-negative")
     if widths.ndim == 0:
         widths = np.full((rank, 2), int(widths))
     elif widths.shape == (2,) or widths.shape == (1, 2):

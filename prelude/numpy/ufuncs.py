@@ -92,13 +92,18 @@ def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]
         return wrap(E.floor(E.div(a, b)))
     quotient = E.div(a, b)  # truncates toward zero
     if not _dt.is_signed(a.aval.dtype):
-        return wrap(quotient)
+        return wrap(_zero_where_divisor_zero(b, quotient))
     remainder = E.rem(a, b)
     zero = E.scalar(0, a)
     inexact = bind(E.ne_p, remainder, zero)
     signs_differ = bind(E.ne_p, E.lt(remainder, zero), E.lt(b, zero))
     adjust = bind(E.and_p, inexact, signs_differ)
-    return wrap(E.select(adjust, E.sub(quotient, E.scalar(1, a)), quotient))
+    return wrap(_zero_where_divisor_zero(b, E.select(adjust, E.sub(quotient, E.scalar(1, a)), quotient)))
+
+
+def _zero_where_divisor_zero(divisor: Atom, out: Atom) -> Atom:
+    """Integer ``//`` and ``%`` by zero give 0 as in NumPy (XLA gives -1 or all ones, and the dividend)."""
+    return E.select(bind(E.eq_p, divisor, E.scalar(0, divisor)), E.scalar(0, out), out)
 
 
 @as_binary
@@ -108,11 +113,12 @@ def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     a, b = elementwise_operands("remainder", x, y)
     r = E.rem(a, b)
     if _dt.is_integer(a.aval.dtype) and not _dt.is_signed(a.aval.dtype):
-        return wrap(r)
+        return wrap(_zero_where_divisor_zero(b, r))
     zero = E.scalar(0, r)
     nonzero = bind(E.ne_p, r, zero)
     signs_differ = bind(E.ne_p, E.lt(r, zero), E.lt(b, zero))
-    return wrap(E.select(bind(E.and_p, nonzero, signs_differ), E.add(r, b), r))
+    out = E.select(bind(E.and_p, nonzero, signs_differ), E.add(r, b), r)
+    return wrap(out if _dt.is_float(a.aval.dtype) else _zero_where_divisor_zero(b, out))
 
 
 mod = remainder

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..axes import NESTED, names_walked_axis
 from ..builder import Builder, building, current, located
 from ..errors import TransformError
 from ..ir import Atom, Aval, DimName, Equation, Graph, Var
@@ -64,10 +65,13 @@ def batch_emit(
     builder = current()
     for eqn in graph.eqns:
         ins = [env.get(id(a), (a, None)) for a in eqn.inputs]
-        if all(d is None for _, d in ins):
+        walked = names_walked_axis(eqn.params) if eqn.params else 0  # collectives over the batched axis
+        if all(d is None for _, d in ins) and not walked:
             outs: Sequence[Atom] = _copy(builder, eqn, [a for a, _ in ins])
             out_dims: Sequence[BatchDim] = [None] * len(outs)
         else:
+            if walked == NESTED and all(d is None for _, d in ins):  # batch it so its rule reaches the collective
+                ins = [(move_batch_axis(a, None, 0, axis_size), 0) for a, _ in ins]
             outs, out_dims = _apply_rule(eqn, [a for a, _ in ins], [d for _, d in ins])
         for old, new, dim in zip(eqn.outputs, outs, out_dims):
             env[id(old)] = (new, dim)
