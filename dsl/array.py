@@ -129,8 +129,12 @@ class Array(Tensor[DT, Unpack[Shape]]):
         return (asarray, (np.array(self.numpy()),))
 
 
-def device_put(x: Any, device: Device | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
+def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
     """Place host data (or an Array) on ``device`` (default: the first CPU device)."""
+    if isinstance(device, str):
+        device = devices(device)[0]  # a platform name: its first device
+    elif device is not None and not isinstance(device, Device):
+        raise TypeError(f"device_put: device must be a ts.Device or a platform name, got {device!r}")
     target = device if device is not None else default_device()
     if isinstance(x, Array):
         if x.device == target:

@@ -286,6 +286,9 @@ class _Static:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Static) and _static_key(other.value) == _static_key(self.value)
 
+    def __repr__(self) -> str:
+        return repr(self.value)
+
 
 def _unwrap_static(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -594,7 +597,11 @@ def _runner(
                 buffers = [transfer(leaf, aval) for leaf, aval in zip(dynamic, in_buffer_avals, strict=True)]
                 break
         used[0] = True
-        outs = execute(buffers).consume_with_handlers(handlers)
+        try:
+            outs = execute(buffers).consume_with_handlers(handlers)
+        except Exception as exc:  # XLA's own error type; explained when the cause is the caller's
+            _explain_execute_error(exc, buffers)
+            raise
         if out_aval is not None:
             return new_array(outs[0], out_aval)
         arrays: list[Array[Any]] = [new_array(buf, aval) for buf, aval in zip(outs, out_avals)]
@@ -603,6 +610,20 @@ def _runner(
         return pytree.unflatten(out_tree, arrays)
 
     return run
+
+
+def _explain_execute_error(exc: Exception, buffers: Sequence[Any]) -> None:
+    """Raise a clear error for inputs XLA refuses after validation: deleted or donated arrays, and one array
+    passed twice where one use is donated."""
+    for index, buffer in enumerate(buffers):
+        if buffer.is_deleted():
+            raise ValueError(
+                f"argument {index} was deleted or donated to an earlier call (donate_argnums); it has no value any more"
+            ) from None
+    if "donated" in str(exc):
+        raise ValueError(
+            "an array donated to this call (donate_argnums) is also passed as another argument; pass a copy"
+        ) from None
 
 
 def default_device_name() -> str:
