@@ -972,3 +972,86 @@ def test_python_operators(
     want = np.asarray(want)
     assert_close(name, ours[1], want if want.dtype == BOOL or dtype not in FLOATS else want.astype(dtype), dtype,
                  scale=4.0 * max(s1 + s2 + (1,)))
+
+
+# ---------------------------------------------------------------- transforms, control flow, arrays: misuse
+
+_V: Any = data((3,), np.dtype(np.float32), 13)
+_VI: Any = data((3,), np.dtype(np.int32), 14)
+_T: Any = np.bool_(True)
+
+MISUSE: dict[str, tuple[str, Callable[[], Any]]] = {
+    "grad of a vector": ("grad", lambda: ts.grad(lambda a: a * 2)(_V)),
+    "grad of an int": ("grad", lambda: ts.grad(lambda a: tnp.sum(a))(_VI)),
+    "grad argnums": ("grad", lambda: ts.grad(lambda a: tnp.sum(a), argnums=3)(_V)),
+    "grad of a str": ("grad", lambda: ts.grad(lambda a: tnp.sum(a))("a")),
+    "grad of None": ("sum", lambda: ts.grad(lambda a: tnp.sum(a))(None)),
+    "vmap in_axes": ("vmap", lambda: ts.vmap(lambda a: a * 2, in_axes=3)(_V)),
+    "vmap sizes": ("vmap", lambda: ts.vmap(lambda a, b: a + b)(_V, np.ones(4, np.float32))),
+    "vmap scalar": ("vmap", lambda: ts.vmap(lambda a: a)(np.float32(1))),
+    "vmap out_axes": ("vmap", lambda: ts.vmap(lambda a: a, out_axes=2)(_V)),
+    "jvp tangent": ("jvp", lambda: ts.jvp(lambda a: a * 2, (_V,), (np.ones(4, np.float32),))),
+    "vjp cotangent": ("vjp", lambda: ts.vjp(lambda a: a * 2, _V)[1](np.ones(3, np.float64))),
+    "cond predicate": ("cond", lambda: ts.program(lambda p, a: ts.cond(p, lambda: a, lambda: -a))(np.float32(1), _V)),
+    "cond branches": ("cond", lambda: ts.program(lambda p, a: ts.cond(p, lambda: a, lambda: a[:2]))(_T, _V)),
+    "while carry": ("while_loop", lambda: ts.program(lambda a: ts.while_loop(
+        lambda c: tnp.sum(c) < 10, lambda c: tnp.concatenate([c, c]), a))(_V)),
+    "while predicate": ("while_loop", lambda: ts.program(lambda a: ts.while_loop(
+        lambda c: c < 10, lambda c: c * 2, a))(_V)),
+    "fori bounds": ("fori_loop", lambda: ts.program(lambda a: ts.fori_loop(0, 2.5, lambda i, c: c * 2, a))(_V)),
+    "scan lengths": ("scan", lambda: ts.program(lambda a, b: ts.scan(
+        lambda c, e: (c, e[0] + e[1]), a[0], (a, b)))(_V, np.ones(4, np.float32))),
+    "scan body": ("scan", lambda: ts.program(lambda a: ts.scan(lambda c, e: c, a[0], a))(_V)),
+    "switch index": ("switch", lambda: ts.program(lambda i, a: ts.switch(i, [lambda: a, lambda: -a]))(
+        np.float32(1), _V)),
+    "branch on a staged bool": ("bool", lambda: ts.program(lambda a: a if a[0] > 0 else -a)(_V)),
+    "float() of a staged value": ("float", lambda: ts.program(lambda a: float(a[0]))(_V)),
+    "np.asarray of a staged value": ("asarray", lambda: ts.program(lambda a: np.asarray(a))(_V)),
+    "random key": ("key", lambda: ts.random.key("a")),
+    "random shape": ("normal", lambda: ts.random.normal(ts.random.key(0), (-1,))),
+    "one_hot labels": ("one_hot", lambda: ts.nn.one_hot(_V, 3)),
+    "softmax axis": ("softmax", lambda: ts.nn.softmax(_V, axis=3)),
+    "device_put device": ("device", lambda: ts.device_put(_V, "tpu")),
+    "compile device": ("device", lambda: _affine.stage(A=2, B=3).compile(device=cast(Any, 5))),
+    "item assignment": ("immutable", lambda: ts.asarray(_V).__setitem__(0, 1)),
+    "static unhashable": ("<lambda>", lambda: ts.program(lambda a, s: a, static_argnums=(1,))(_V, [1])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISUSE))
+def test_misuse_raises_cleanly(case: str) -> None:
+    op_name, fn = MISUSE[case]
+    status, exc = outcome(fn)
+    assert status == "error", f"{case}: no error"
+    if not isinstance(exc, ALLOWED) and isinstance(exc, ts.StagingError):
+        exc = TypeError(str(exc))
+    check_clean(exc, op_name)
+
+
+def test_donated_and_deleted_arrays_raise_cleanly() -> None:
+    double = ts.program(lambda a: a * 2, donate_argnums=(0,))
+    x = ts.asarray(_V)
+    np.testing.assert_allclose(np.asarray(double(x)), _V * 2)
+    for again in (lambda: double(x), lambda: x + 1, lambda: x[0]):
+        status, exc = outcome(again)
+        assert status == "error" and isinstance(exc, ValueError) and "donated" in str(exc), exc
+    both = ts.program(lambda a, b: a + b, donate_argnums=(0,))
+    y = ts.asarray(_V)
+    status, exc = outcome(lambda: both(y, y))
+    assert status == "error" and isinstance(exc, ValueError) and "donated" in str(exc), exc
+
+
+@fuzz(60)
+@given(st.sampled_from(sorted(OPERATORS)), st.sampled_from(["numpy-f64", "list", "str", "None", "bool-array"]))
+def test_operator_operand_kinds(name: str, kind: str) -> None:
+    """Operators between a staged f32 tensor and other kinds of operands: a result NumPy agrees with, or a
+    clean error (never an object array, a silent promotion or an internal error)."""
+    other: Any = {"numpy-f64": np.ones(3), "list": [1.0, 2.0, 3.0], "str": "a", "None": None,
+                  "bool-array": np.ones(3, bool)}[kind]
+    prog = ts.program(lambda a: OPERATORS[name](a, other))
+    status, value = outcome(lambda: prog(_V))
+    if status == "error":
+        check_clean(value, name)
+        return
+    assert kind == "list", f"{name} with {kind} gave {value!r}"
+    assert value.dtype in (np.float32, BOOL)
