@@ -1,4 +1,4 @@
-"""Running ``_first_result.py`` in fresh interpreters and keeping the best of a few runs."""
+"""Running ``_first_result.py`` in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -19,9 +19,3 @@ def first_result(impl: str, workload: str, **env: str) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
-
-
-def best_first_result(impl: str, workload: str, runs: int, **env: str) -> dict[str, Any]:
-    results = [first_result(impl, workload, **env) for _ in range(runs)]
-    best: dict[str, Any] = min(results, key=lambda r: r["first_result_s"])
-    return best

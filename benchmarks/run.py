@@ -22,6 +22,17 @@ from plot import write_svg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ("dispatch", "staging_speed", "steady_state", "warm_start", "time_to_first_result", "memory")
+_NOT_BENCHMARKS = {"run", "plot", "workloads"}
+
+
+def all_scripts() -> tuple[str, ...]:
+    """Issue #6's scripts first, then every other benchmark in this folder (other issues' workloads)."""
+    others = sorted(
+        name[:-3]
+        for name in os.listdir(HERE)
+        if name.endswith(".py") and not name.startswith("_") and name[:-3] not in _NOT_BENCHMARKS | set(SCRIPTS)
+    )
+    return SCRIPTS + tuple(others)
 
 
 def run_scripts(names: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -110,7 +121,7 @@ def summarize(rows: list[dict[str, Any]], have_jax: bool) -> list[dict[str, Any]
 
 
 def main() -> None:
-    names = tuple(sys.argv[1:]) or SCRIPTS
+    names = tuple(sys.argv[1:]) or all_scripts()
     info = machine()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
     rows = run_scripts(names)

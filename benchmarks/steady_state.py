@@ -82,7 +82,7 @@ def train_step(jax: Any) -> dict[str, Any]:
             loss.block_until_ready()
 
         fns["jax.jit"] = theirs
-    best = interleaved(fns, number=5, rounds=7)
+    best = interleaved(fns, number=5, rounds=11)
     label = "MLP train step 100x256 (donated)" if has_grad() else "MLP forward loss 100x256 (no autodiff)"
     return _row(label, best)
 

@@ -10,14 +10,14 @@ Higher derivatives need nothing more, since every rule emits ordinary primitives
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 from typing import Literal as Lit
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from . import pytree
-from .dtypes import DType
+from .dtypes import DType, Floating
 from .program import Program
 from .staging import dtypes as _dt
 from .staging.builder import inline, is_staging
@@ -32,8 +32,12 @@ from .tensor import Tensor, Traced
 from .trace import WeakTraced, wrap
 
 DT = TypeVar("DT", bound=DType)
+FT = TypeVar("FT", bound=Floating)  # the differentiated output: a floating-point scalar Tensor[FT]
 S_ = TypeVarTuple("S_")
+Ts = TypeVarTuple("Ts")  # jvp / vjp: the primals' types, whatever their number
 A = TypeVar("A")
+AUX = TypeVar("AUX")
+P = ParamSpec("P")
 Argnums = int | Sequence[int]
 
 # ------------------------------------------------------------------------------------------------- helpers
@@ -156,12 +160,34 @@ def _value_and_grad_staged(
     return value, _select_args(grads, argnums)
 
 
+# Static types (mypy and pyright): the function must return a floating-point scalar ``Tensor[FT]`` (a vector-valued
+# function matches no overload: an error at the grad(...) call), and the gradient has the type of the argument it
+# is taken for: ``Tensor[DT, *S]`` keeps dtype and dims, a pytree argument (a dict, an attrs class) its own type.
+# Several argnums give a tuple of gradients, typed Any.
 @overload
 def value_and_grad(
-    fun: Callable[[Tensor[DT, Unpack[S_]]], Tensor[DT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
-) -> Callable[[Tensor[DT, Unpack[S_]]], tuple[Tensor[DT], Tensor[DT, Unpack[S_]]]]: ...
+    fun: Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+) -> Callable[Concatenate[Tensor[DT, Unpack[S_]], P], tuple[Tensor[FT], Tensor[DT, Unpack[S_]]]]: ...
 @overload
-def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]: ...
+def value_and_grad(
+    fun: Callable[Concatenate[A, P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+) -> Callable[Concatenate[A, P], tuple[Tensor[FT], A]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, Tensor[FT]], argnums: Argnums = 0, has_aux: Lit[False] = False
+) -> Callable[P, tuple[Tensor[FT], Any]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums = 0, *, has_aux: Lit[True]
+) -> Callable[P, tuple[tuple[Tensor[FT], AUX], Any]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums, has_aux: Lit[True]
+) -> Callable[P, tuple[tuple[Tensor[FT], AUX], Any]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, Tensor[FT] | tuple[Tensor[FT], Any]], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., Any]: ...
 def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
     """``f`` -> a function returning ``(f(x), grad)`` (``((f(x), aux), grad)`` with ``has_aux``)."""
 
@@ -173,10 +199,26 @@ def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool 
 
 @overload
 def grad(
-    fun: Callable[[Tensor[DT, Unpack[S_]]], Tensor[DT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
-) -> Callable[[Tensor[DT, Unpack[S_]]], Tensor[DT, Unpack[S_]]]: ...
+    fun: Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+) -> Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[DT, Unpack[S_]]]: ...
 @overload
-def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]: ...
+def grad(
+    fun: Callable[Concatenate[A, P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+) -> Callable[Concatenate[A, P], A]: ...
+@overload
+def grad(fun: Callable[P, Tensor[FT]], argnums: Argnums = 0, has_aux: Lit[False] = False) -> Callable[P, Any]: ...
+@overload
+def grad(
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums = 0, *, has_aux: Lit[True]
+) -> Callable[P, tuple[Any, AUX]]: ...
+@overload
+def grad(
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums, has_aux: Lit[True]
+) -> Callable[P, tuple[Any, AUX]]: ...
+@overload
+def grad(
+    fun: Callable[P, Tensor[FT] | tuple[Tensor[FT], Any]], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., Any]: ...
 def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
@@ -255,13 +297,12 @@ def _jvp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], tangents: tup
     return sub.outputs(results[:n_out]), sub.outputs(results[n_out:])
 
 
+# jvp / vjp: tangents must have the primals' types (checked per argument, any number of them); vjp's pullback
+# takes a cotangent of the output's type and gives one of each primal's type. Lists of primals are not typed.
 @overload
-def jvp(
-    fun: Callable[[Tensor[DT, Unpack[S_]]], A], primals: tuple[Tensor[DT, Unpack[S_]]],
-    tangents: tuple[Tensor[DT, Unpack[S_]]],
-) -> tuple[A, A]: ...
+def jvp(fun: Callable[[Unpack[Ts]], A], primals: tuple[Unpack[Ts]], tangents: tuple[Unpack[Ts]]) -> tuple[A, A]: ...
 @overload
-def jvp(fun: Callable[..., A], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A, A]: ...
+def jvp(fun: Callable[..., A], primals: list[Any], tangents: Sequence[Any]) -> tuple[A, A]: ...
 def jvp(fun: Callable[..., A], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A, A]:
     """Forward mode: ``(fun(*primals), d fun(primals) . tangents)``, tangents in the structure of the primals."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -313,17 +354,11 @@ def _vjp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], cts: Any) -> 
     return tuple(_per_arg(sub, nums, per_leaf))
 
 
-@overload
-def vjp(
-    fun: Callable[[Tensor[DT, Unpack[S_]]], A], primal: Tensor[DT, Unpack[S_]], /
-) -> tuple[A, Callable[[A], tuple[Tensor[DT, Unpack[S_]]]]]: ...
-@overload
-def vjp(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[[A], tuple[Any, ...]]]: ...
-def vjp(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[[A], tuple[Any, ...]]]:
+def vjp(fun: Callable[[Unpack[Ts]], A], *primals: Unpack[Ts]) -> tuple[A, Callable[[A], tuple[Unpack[Ts]]]]:
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` returns one cotangent per primal, in its structure."""
     out = _call(fun, primals)
 
-    def vjp_fn(ct: A) -> tuple[Any, ...]:
+    def vjp_fn(ct: A) -> tuple[Unpack[Ts]]:
         return _run("vjp", lambda p, c: _vjp_staged(fun, tuple(p), c), primals, ct)  # type: ignore[no-any-return]
 
     return out, vjp_fn

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, TypeVar, overload
+from typing import Any, Literal, TypeAlias, TypeVar, overload
 
 import numpy as np
+from typing_extensions import TypeVarTuple, Unpack
 
 from . import pytree
 from .batched_signature import batched_signature
 from .dims import Dim
+from .dtypes import DType
 from .program import Program
 from .staging.axes import axis_frame
 from .staging.errors import TransformError
@@ -31,10 +33,66 @@ from .tensor import Tensor
 from .trace import WeakTraced, to_atom, trace_flat, wrap
 
 R = TypeVar("R")
+B = TypeVar("B", bound=Dim)
+D1 = TypeVar("D1", bound=DType)
+D2 = TypeVar("D2", bound=DType)
+D3 = TypeVar("D3", bound=DType)
+DR = TypeVar("DR", bound=DType)
+S1 = TypeVarTuple("S1")
+S2 = TypeVarTuple("S2")
+S3 = TypeVarTuple("S3")
+SR = TypeVarTuple("SR")
+U1 = TypeVar("U1")  # an argument vmap does not map (in_axes None): its type is unchanged
+U2 = TypeVar("U2")
+_0: TypeAlias = Literal[0]
 AxisSpec: TypeAlias = "int | None | type[Dim]"
 _DEFAULT: Any = object()
 
 
+# Static types of the typed form ``vmap(f, Batch)``: for a function of one, two or three Tensor arguments that
+# returns a Tensor, with the mapped arguments at axis 0 (``in_axes`` 0, or a tuple of 0 / None per argument) and
+# ``out_axes=0``, the mapped parameters and the result gain the leading ``Batch`` dim:
+#     Callable[[Tensor[DT, *S]], Tensor[DR, *SR]] + type[B] -> Program[[Tensor[DT, B, *S]], Tensor[DR, B, *SR]]
+# (a ParamSpec cannot transform parameters, hence one overload per arity and in_axes pattern). Everything else
+# (other axes, pytrees, several results, no Dim) falls through to the untyped overloads, which return
+# ``Program[..., Any]``.
+@overload
+def vmap(
+    f: Callable[[Tensor[D1, Unpack[S1]]], Tensor[DR, Unpack[SR]]], axis: type[B], /, *,
+    in_axes: _0 | tuple[_0] = 0, out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[[Tensor[D1, B, Unpack[S1]]], Tensor[DR, B, Unpack[SR]]]: ...
+@overload
+def vmap(
+    f: Callable[[Tensor[D1, Unpack[S1]], Tensor[D2, Unpack[S2]]], Tensor[DR, Unpack[SR]]], axis: type[B], /, *,
+    in_axes: _0 | tuple[_0, _0] = 0, out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[[Tensor[D1, B, Unpack[S1]], Tensor[D2, B, Unpack[S2]]], Tensor[DR, B, Unpack[SR]]]: ...
+@overload
+def vmap(
+    f: Callable[[U1, Tensor[D2, Unpack[S2]]], Tensor[DR, Unpack[SR]]], axis: type[B], /, *,
+    in_axes: tuple[None, _0], out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[[U1, Tensor[D2, B, Unpack[S2]]], Tensor[DR, B, Unpack[SR]]]: ...
+@overload
+def vmap(
+    f: Callable[[Tensor[D1, Unpack[S1]], U2], Tensor[DR, Unpack[SR]]], axis: type[B], /, *,
+    in_axes: tuple[_0, None], out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[[Tensor[D1, B, Unpack[S1]], U2], Tensor[DR, B, Unpack[SR]]]: ...
+@overload
+def vmap(
+    f: Callable[[Tensor[D1, Unpack[S1]], Tensor[D2, Unpack[S2]], Tensor[D3, Unpack[S3]]], Tensor[DR, Unpack[SR]]],
+    axis: type[B], /, *, in_axes: _0 | tuple[_0, _0, _0] = 0, out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[
+    [Tensor[D1, B, Unpack[S1]], Tensor[D2, B, Unpack[S2]], Tensor[D3, B, Unpack[S3]]], Tensor[DR, B, Unpack[SR]]
+]: ...
+@overload
+def vmap(
+    f: Callable[[U1, Tensor[D2, Unpack[S2]], Tensor[D3, Unpack[S3]]], Tensor[DR, Unpack[SR]]], axis: type[B], /, *,
+    in_axes: tuple[None, _0, _0], out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[[U1, Tensor[D2, B, Unpack[S2]], Tensor[D3, B, Unpack[S3]]], Tensor[DR, B, Unpack[SR]]]: ...
+@overload
+def vmap(
+    f: Callable[[U1, U2, Tensor[D3, Unpack[S3]]], Tensor[DR, Unpack[SR]]], axis: type[B], /, *,
+    in_axes: tuple[None, None, _0], out_axes: _0 = 0, axis_size: int | None = None,
+) -> Program[[U1, U2, Tensor[D3, B, Unpack[S3]]], Tensor[DR, B, Unpack[SR]]]: ...
 @overload
 def vmap(
     f: Callable[..., R], /, *, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None,

@@ -892,7 +892,7 @@ def test_numpy_integer_sizes_are_static() -> None:
 
 # ------------------------------------------------------------------------ named axes and Python operators
 
-NAMED_AXIS_OPS: dict[str, tuple[Callable[..., Any], Callable[..., Any], int]] = {
+NAMED_AXIS_OPS: dict[str, tuple[Callable[..., Any], Callable[..., Any] | None, int]] = {
     "transpose": (lambda t, a, b: tnp.transpose(t, (a, b)), lambda x, a, b: np.transpose(x, (a, b)), 2),
     "swapaxes": (tnp.swapaxes, np.swapaxes, 2),
     "moveaxis": (tnp.moveaxis, np.moveaxis, 2),
@@ -979,42 +979,43 @@ def test_python_operators(
 _V: Any = data((3,), np.dtype(np.float32), 13)
 _VI: Any = data((3,), np.dtype(np.int32), 14)
 _T: Any = np.bool_(True)
+tsa: Any = ts  # the public API without its static types: these calls are wrong on purpose
 
 MISUSE: dict[str, tuple[str, Callable[[], Any]]] = {
-    "grad of a vector": ("grad", lambda: ts.grad(lambda a: a * 2)(_V)),
-    "grad of an int": ("grad", lambda: ts.grad(lambda a: tnp.sum(a))(_VI)),
-    "grad argnums": ("grad", lambda: ts.grad(lambda a: tnp.sum(a), argnums=3)(_V)),
-    "grad of a str": ("grad", lambda: ts.grad(lambda a: tnp.sum(a))("a")),
-    "grad of None": ("sum", lambda: ts.grad(lambda a: tnp.sum(a))(None)),
-    "vmap in_axes": ("vmap", lambda: ts.vmap(lambda a: a * 2, in_axes=3)(_V)),
-    "vmap sizes": ("vmap", lambda: ts.vmap(lambda a, b: a + b)(_V, np.ones(4, np.float32))),
-    "vmap scalar": ("vmap", lambda: ts.vmap(lambda a: a)(np.float32(1))),
-    "vmap out_axes": ("vmap", lambda: ts.vmap(lambda a: a, out_axes=2)(_V)),
-    "jvp tangent": ("jvp", lambda: ts.jvp(lambda a: a * 2, (_V,), (np.ones(4, np.float32),))),
-    "vjp cotangent": ("vjp", lambda: ts.vjp(lambda a: a * 2, _V)[1](np.ones(3, np.float64))),
-    "cond predicate": ("cond", lambda: ts.program(lambda p, a: ts.cond(p, lambda: a, lambda: -a))(np.float32(1), _V)),
-    "cond branches": ("cond", lambda: ts.program(lambda p, a: ts.cond(p, lambda: a, lambda: a[:2]))(_T, _V)),
-    "while carry": ("while_loop", lambda: ts.program(lambda a: ts.while_loop(
+    "grad of a vector": ("grad", lambda: tsa.grad(lambda a: a * 2)(_V)),
+    "grad of an int": ("grad", lambda: tsa.grad(lambda a: tnp.sum(a))(_VI)),
+    "grad argnums": ("grad", lambda: tsa.grad(lambda a: tnp.sum(a), argnums=3)(_V)),
+    "grad of a str": ("grad", lambda: tsa.grad(lambda a: tnp.sum(a))("a")),
+    "grad of None": ("sum", lambda: tsa.grad(lambda a: tnp.sum(a))(None)),
+    "vmap in_axes": ("vmap", lambda: tsa.vmap(lambda a: a * 2, in_axes=3)(_V)),
+    "vmap sizes": ("vmap", lambda: tsa.vmap(lambda a, b: a + b)(_V, np.ones(4, np.float32))),
+    "vmap scalar": ("vmap", lambda: tsa.vmap(lambda a: a)(np.float32(1))),
+    "vmap out_axes": ("vmap", lambda: tsa.vmap(lambda a: a, out_axes=2)(_V)),
+    "jvp tangent": ("jvp", lambda: tsa.jvp(lambda a: a * 2, (_V,), (np.ones(4, np.float32),))),
+    "vjp cotangent": ("vjp", lambda: tsa.vjp(lambda a: a * 2, _V)[1](np.ones(3, np.float64))),
+    "cond predicate": ("cond", lambda: tsa.program(lambda p, a: tsa.cond(p, lambda: a, lambda: -a))(np.float32(1), _V)),
+    "cond branches": ("cond", lambda: tsa.program(lambda p, a: tsa.cond(p, lambda: a, lambda: a[:2]))(_T, _V)),
+    "while carry": ("while_loop", lambda: tsa.program(lambda a: tsa.while_loop(
         lambda c: tnp.sum(c) < 10, lambda c: tnp.concatenate([c, c]), a))(_V)),
-    "while predicate": ("while_loop", lambda: ts.program(lambda a: ts.while_loop(
+    "while predicate": ("while_loop", lambda: tsa.program(lambda a: tsa.while_loop(
         lambda c: c < 10, lambda c: c * 2, a))(_V)),
-    "fori bounds": ("fori_loop", lambda: ts.program(lambda a: ts.fori_loop(0, 2.5, lambda i, c: c * 2, a))(_V)),
-    "scan lengths": ("scan", lambda: ts.program(lambda a, b: ts.scan(
+    "fori bounds": ("fori_loop", lambda: tsa.program(lambda a: tsa.fori_loop(0, 2.5, lambda i, c: c * 2, a))(_V)),
+    "scan lengths": ("scan", lambda: tsa.program(lambda a, b: tsa.scan(
         lambda c, e: (c, e[0] + e[1]), a[0], (a, b)))(_V, np.ones(4, np.float32))),
-    "scan body": ("scan", lambda: ts.program(lambda a: ts.scan(lambda c, e: c, a[0], a))(_V)),
-    "switch index": ("switch", lambda: ts.program(lambda i, a: ts.switch(i, [lambda: a, lambda: -a]))(
+    "scan body": ("scan", lambda: tsa.program(lambda a: tsa.scan(lambda c, e: c, a[0], a))(_V)),
+    "switch index": ("switch", lambda: tsa.program(lambda i, a: tsa.switch(i, [lambda: a, lambda: -a]))(
         np.float32(1), _V)),
-    "branch on a staged bool": ("bool", lambda: ts.program(lambda a: a if a[0] > 0 else -a)(_V)),
-    "float() of a staged value": ("float", lambda: ts.program(lambda a: float(a[0]))(_V)),
-    "np.asarray of a staged value": ("asarray", lambda: ts.program(lambda a: np.asarray(a))(_V)),
-    "random key": ("key", lambda: ts.random.key("a")),
-    "random shape": ("normal", lambda: ts.random.normal(ts.random.key(0), (-1,))),
-    "one_hot labels": ("one_hot", lambda: ts.nn.one_hot(_V, 3)),
-    "softmax axis": ("softmax", lambda: ts.nn.softmax(_V, axis=3)),
-    "device_put device": ("device", lambda: ts.device_put(_V, "tpu")),
+    "branch on a staged bool": ("bool", lambda: tsa.program(lambda a: a if a[0] > 0 else -a)(_V)),
+    "float() of a staged value": ("float", lambda: tsa.program(lambda a: float(a[0]))(_V)),
+    "np.asarray of a staged value": ("asarray", lambda: tsa.program(lambda a: np.asarray(a))(_V)),
+    "random key": ("key", lambda: tsa.random.key("a")),
+    "random shape": ("normal", lambda: tsa.random.normal(tsa.random.key(0), (-1,))),
+    "one_hot labels": ("one_hot", lambda: tsa.nn.one_hot(_V, 3)),
+    "softmax axis": ("softmax", lambda: tsa.nn.softmax(_V, axis=3)),
+    "device_put device": ("device", lambda: tsa.device_put(_V, "tpu")),
     "compile device": ("device", lambda: _affine.stage(A=2, B=3).compile(device=cast(Any, 5))),
-    "item assignment": ("immutable", lambda: ts.asarray(_V).__setitem__(0, 1)),
-    "static unhashable": ("<lambda>", lambda: ts.program(lambda a, s: a, static_argnums=(1,))(_V, [1])),
+    "item assignment": ("immutable", lambda: tsa.asarray(_V).__setitem__(0, 1)),
+    "static unhashable": ("<lambda>", lambda: tsa.program(lambda a, s: a, static_argnums=(1,))(_V, [1])),
 }
 
 
@@ -1023,19 +1024,17 @@ def test_misuse_raises_cleanly(case: str) -> None:
     op_name, fn = MISUSE[case]
     status, exc = outcome(fn)
     assert status == "error", f"{case}: no error"
-    if not isinstance(exc, ALLOWED) and isinstance(exc, ts.StagingError):
-        exc = TypeError(str(exc))
     check_clean(exc, op_name)
 
 
 def test_donated_and_deleted_arrays_raise_cleanly() -> None:
-    double = ts.program(lambda a: a * 2, donate_argnums=(0,))
+    double = tsa.program(lambda a: a * 2, donate_argnums=(0,))
     x = ts.asarray(_V)
     np.testing.assert_allclose(np.asarray(double(x)), _V * 2)
     for again in (lambda: double(x), lambda: x + 1, lambda: x[0]):
         status, exc = outcome(again)
         assert status == "error" and isinstance(exc, ValueError) and "donated" in str(exc), exc
-    both = ts.program(lambda a, b: a + b, donate_argnums=(0,))
+    both = tsa.program(lambda a, b: a + b, donate_argnums=(0,))
     y = ts.asarray(_V)
     status, exc = outcome(lambda: both(y, y))
     assert status == "error" and isinstance(exc, ValueError) and "donated" in str(exc), exc
@@ -1055,3 +1054,56 @@ def test_operator_operand_kinds(name: str, kind: str) -> None:
         return
     assert kind == "list", f"{name} with {kind} gave {value!r}"
     assert value.dtype in (np.float32, BOOL)
+
+
+# ------------------------------------------------------------------------------ exact division semantics
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.1, 2.5, -7.0, np.inf, -np.inf, np.nan]
+
+
+@fuzz(40)
+@given(st.sampled_from([np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)]), seeds, st.booleans())
+def test_float_floor_divide_and_remainder_are_numpys(dtype: np.dtype[Any], seed: int, staged: bool) -> None:
+    """``//`` and ``%`` agree with NumPy bit for bit (``1.0 // 0.1`` is 9, ``-1.0 // inf`` is -1, ``x // 0``
+    is inf or nan), so ``x == (x // y) * y + x % y`` as in NumPy."""
+    r = np.random.default_rng(seed)
+    x = np.concatenate([r.standard_normal(40) * 10, np.repeat(SPECIAL, len(SPECIAL))]).astype(dtype)
+    y = np.concatenate([r.standard_normal(40), np.tile(SPECIAL, len(SPECIAL))]).astype(dtype)
+    for name in ("floor_divide", "remainder"):
+        status, got = run(getattr(tnp, name), [x, y], staged)
+        assert status == "ok", got
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(x, y)
+        finite_zero = (want == 0) & (got == 0)
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        if dtype == np.float16:  # NumPy computes f16 arithmetic in f32 and rounds once; XLA rounds every step
+            same |= np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+        assert same.all(), f"{name}: {x[~same]} / {y[~same]}: {got[~same]} != {want[~same]}"
+        if name == "floor_divide":
+            assert (np.signbit(got[finite_zero]) == np.signbit(want[finite_zero])).all()
+
+
+@fuzz(40)
+@given(st.sampled_from(sorted(INTS, key=str)), seeds, st.booleans())
+def test_integer_division_by_zero_is_numpys(dtype: np.dtype[Any], seed: int, staged: bool) -> None:
+    """NumPy gives 0 for integer ``x // 0`` and ``x % 0`` (XLA alone gives -1 or all ones, and ``x``)."""
+    x = data((12,), dtype, seed)
+    y = np.where(np.arange(12) % 3 == 0, 0, data((12,), dtype, seed + 1, nonzero=True)).astype(dtype)
+    for name in ("floor_divide", "remainder"):
+        status, got = run(getattr(tnp, name), [x, y], staged)
+        assert status == "ok", got
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(got, getattr(np, name)(x, y), err_msg=name)
+
+
+def test_nan_propagation_matches_numpy() -> None:
+    x = np.array([1.0, np.nan, 3.0, -np.inf], np.float32)
+    for name in ("max", "min", "argmax", "argmin", "sum", "mean", "logsumexp"):
+        status, got = outcome(lambda: getattr(tnp, name)(x))
+        assert status == "ok", got
+        if name == "logsumexp":
+            assert np.isnan(got)
+        else:
+            np.testing.assert_array_equal(got, getattr(np, name)(x), err_msg=name)
+    for name in ("maximum", "minimum"):
+        np.testing.assert_array_equal(getattr(tnp, name)(x, np.float32(2)), getattr(np, name)(x, np.float32(2)))

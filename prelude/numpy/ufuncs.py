@@ -89,7 +89,7 @@ divide = true_divide
 def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     a, b = elementwise_operands("floor_divide", x, y)
     if _dt.is_float(a.aval.dtype):
-        return wrap(E.floor(E.div(a, b)))
+        return wrap(_float_floor_divide(a, b))
     quotient = E.div(a, b)  # truncates toward zero
     if not _dt.is_signed(a.aval.dtype):
         return wrap(_zero_where_divisor_zero(b, quotient))
@@ -99,6 +99,21 @@ def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]
     signs_differ = bind(E.ne_p, E.lt(remainder, zero), E.lt(b, zero))
     adjust = bind(E.and_p, inexact, signs_differ)
     return wrap(_zero_where_divisor_zero(b, E.select(adjust, E.sub(quotient, E.scalar(1, a)), quotient)))
+
+
+def _float_floor_divide(a: Atom, b: Atom) -> Atom:
+    """NumPy's float floor division: from the exact remainder, so ``x == (x // y) * y + x % y`` holds as closely
+    as it can (``floor(x / y)`` rounds first: it gives 10 for ``1.0 // 0.1`` and -0 for ``-1.0 // inf``)."""
+    one, half, zero = E.scalar(1, a), E.scalar(0.5, a), E.scalar(0, a)
+    quotient = E.div(a, b)
+    mod = E.rem(a, b)  # the sign of the dividend, exact
+    div = E.div(E.sub(a, mod), b)
+    signs_differ = bind(E.ne_p, E.lt(b, zero), E.lt(mod, zero))
+    div = E.select(bind(E.and_p, bind(E.ne_p, mod, zero), signs_differ), E.sub(div, one), div)
+    floored = E.floor(div)
+    floored = E.select(E.gt(E.sub(div, floored), half), E.add(floored, one), floored)
+    floored = E.select(bind(E.eq_p, div, zero), E.mul(quotient, zero), floored)  # a zero with the quotient's sign
+    return E.select(bind(E.eq_p, b, zero), quotient, floored)
 
 
 def _zero_where_divisor_zero(divisor: Atom, out: Atom) -> Atom:
