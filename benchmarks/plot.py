@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape
 
-WIDTH, ROW, LEFT, PLOT = 900, 26, 330, 480
+WIDTH, ROW, LEFT, PLOT = 1000, 26, 330, 480
 CAP = 4.0  # bars longer than 4x the target are clipped (the number is still printed)
 
 

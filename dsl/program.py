@@ -39,6 +39,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _DEFAULT_CACHE_SIZE = int(os.environ.get("TENSORSTAGE_PROGRAM_CACHE", "256"))
+_KEPT_REASONS = 100  # recompile reasons a Program keeps (the most recent)
 _VALIDATED_KEYS = 64  # argument layouts a Compiled remembers as checked (dim names can make several per program)
 
 
@@ -180,6 +181,8 @@ class Program(Generic[P, R]):
     def _compile_for(self, signature: Signature, leaves: Sequence[Any]) -> Compiled[P, R]:
         if self._cache:
             self.recompile_reasons.append(self._explain_miss(signature))
+            if len(self.recompile_reasons) > _KEPT_REASONS:
+                del self.recompile_reasons[:-_KEPT_REASONS]  # the latest reasons; memory stays bounded
         staged = self._stage_signature(signature, leaves, user_location())
         compiled = staged.compile(device=self.device)
         self._cache[signature.key] = compiled
@@ -524,7 +527,9 @@ class Compiled(Generic[P, R]):
                 if kind is float and not _dt.is_float(expected.dtype):
                     self._mismatch(index, _leaf_aval(leaf), expected)
             elif isinstance(leaf, Tensor):
-                raise TypeError(f"{self.staged.program.name}: argument {index} is a staged value; call it inside staging")
+                raise TypeError(
+                    f"{self.staged.program.name}: argument {index} is a staged value; call it inside staging"
+                )
             else:
                 raise TypeError(
                     f"{self.staged.program.name}: argument {index} must be an array, got {type(leaf).__name__}"
@@ -585,7 +590,13 @@ def _runner(
             if buffer._sharding is sharding or buffer._sharding._internal_device_list[0] == device:
                 return buffer
             return runtime.device_copy(buffer, device)
-        host = runtime.contiguous(np.asarray(leaf, dtype=aval.dtype))  # scalars take their (checked) dtype
+        try:
+            host = runtime.contiguous(np.asarray(leaf, dtype=aval.dtype))  # scalars take their (checked) dtype
+        except OverflowError:
+            raise ValueError(
+                f"Python integer argument {leaf} does not fit {_dt.short_name(aval.dtype)} (Python ints passed to "
+                "programs are i32); pass a NumPy scalar or array of a wider dtype"
+            ) from None
         return put(host, aval, sharding, devices)
 
     def run(dynamic: Sequence[Any]) -> Any:

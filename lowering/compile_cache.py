@@ -36,16 +36,22 @@ _SECRET_NAME = "hmac-secret"
 _SUFFIX = ".xla"
 _DEFAULT_MAX_BYTES = 512 * 2**20
 _RESCAN_EVERY = 64
+_KEPT_MISSES = 100
 
 
 @dataclass
 class CacheStats:
-    """What the cache did in this process; ``misses`` records why each lookup did not load an entry."""
+    """What the cache did in this process; ``misses`` says why recent lookups did not load an entry."""
 
     hits: int = 0
     writes: int = 0
     evictions: int = 0
-    misses: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)  # the latest _KEPT_MISSES reasons
+
+    def miss(self, reason: str) -> None:
+        self.misses.append(reason)
+        if len(self.misses) > _KEPT_MISSES:
+            del self.misses[:-_KEPT_MISSES]
 
 
 class DiskCache:
@@ -93,8 +99,8 @@ class DiskCache:
         if not os.path.exists(path):
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".secret-")  # mkstemp creates it 0600
             try:
-                os.write(fd, secrets.token_bytes(32))
-                os.close(fd)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
                 os.link(tmp, path)  # atomic: fails if another process created the secret first
             except FileExistsError:
                 pass
@@ -104,7 +110,7 @@ class DiskCache:
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())  # the file we read, not whatever the name points to later
             if info.st_uid != os.getuid() or info.st_mode & 0o077 or not stat.S_ISREG(info.st_mode):
-                self.stats.misses.append(f"cache disabled: {path} is not a private file of this user")
+                self.stats.miss(f"cache disabled: {path} is not a private file of this user")
                 return b""
             secret = f.read()
         return secret if len(secret) == 32 else b""
@@ -120,28 +126,29 @@ class DiskCache:
         try:
             secret = self._load_secret()
             if secret is None:
-                self.stats.misses.append(f"{key[:12]}: cache disabled (no usable secret)")
+                self.stats.miss(f"{key[:12]}: cache disabled (no usable secret)")
                 return None
             path = self._path(key)
             try:
                 with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as f:
                     info = os.fstat(f.fileno())
                     if info.st_uid != os.getuid() or info.st_size > self.max_bytes or not stat.S_ISREG(info.st_mode):
-                        self.stats.misses.append(f"{key[:12]}: entry rejected (foreign owner or oversized)")
+                        self.stats.miss(f"{key[:12]}: entry rejected (foreign owner or oversized)")
                         return None
                     blob = f.read()
             except FileNotFoundError:
-                self.stats.misses.append(f"{key[:12]}: not cached")
+                self.stats.miss(f"{key[:12]}: not cached")
                 return None
-            header, mac, payload = blob[: len(_FORMAT)], blob[len(_FORMAT) : len(_FORMAT) + 32], blob[len(_FORMAT) + 32 :]
+            body = len(_FORMAT) + 32
+            header, mac, payload = blob[: len(_FORMAT)], blob[len(_FORMAT) : body], blob[body:]
             if header != _FORMAT or not hmac.compare_digest(mac, self._mac(secret, key, payload)):
-                self.stats.misses.append(f"{key[:12]}: entry rejected (failed its integrity check)")
+                self.stats.miss(f"{key[:12]}: entry rejected (failed its integrity check)")
                 return None
             client = devices[0].client
             executable = client.deserialize_executable(payload, xc.DeviceList(tuple(devices)), options)
             os.utime(path)  # last use, for eviction
         except (OSError, RuntimeError) as exc:
-            self.stats.misses.append(f"{key[:12]}: cache unusable ({exc})")
+            self.stats.miss(f"{key[:12]}: cache unusable ({exc})")
             return None
         self.stats.hits += 1
         return executable

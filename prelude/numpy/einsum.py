@@ -64,6 +64,10 @@ def _dims(letters: list[str], operands: list[Atom]) -> dict[str, tuple[int, DimN
     """Size and dim name per letter; every use must agree (size-1 broadcast dims of ``...`` excepted)."""
     seen: dict[str, tuple[int, DimName]] = {}
     for term, x in zip(letters, operands):
+        for c in set(term):
+            own = {n for t, n in zip(term, x.aval.shape) if t == c}
+            if len(own) > 1:  # a diagonal: NumPy does not broadcast within one operand
+                raise shape_error(_OP, f"letter {c!r} repeats in {term!r} with sizes {sorted(own)} in {x.aval}")
         for c, n, d in zip(term, x.aval.shape, x.aval.dims):
             if c not in seen:
                 seen[c] = (n, d)

@@ -23,4 +23,18 @@ def map_trees(fn: Callable[..., Any], tree: T, *rest: Any) -> T:
                 f"optimizer: the trees differ in structure: {structure(tree)!r} vs {structure(other)!r} "
                 "(gradients, state and parameters must have one structure)"
             )
-    return tree_map(fn, tree, *rest)  # type: ignore[no-any-return]
+    return tree_map(lambda *leaves: fn(*_same_types(leaves)), tree, *rest)  # type: ignore[no-any-return]
+
+
+def _same_types(leaves: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Matching leaves must have one shape and dtype: NumPy would broadcast or promote (grads for other params)."""
+    first = leaves[0]
+    for other in leaves[1:]:
+        for attr in ("shape", "dtype"):
+            a, b = getattr(first, attr, None), getattr(other, attr, None)
+            if a is not None and b is not None and a != b:
+                raise TypeError(
+                    f"optimizer: a parameter has {attr} {a} but its gradient or state has {attr} {b} "
+                    "(gradients, state and parameters must match leaf by leaf)"
+                )
+    return leaves

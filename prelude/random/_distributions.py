@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ...dtypes import DType, Floating, f32, i32, to_numpy
@@ -109,7 +110,7 @@ def categorical(key: Key, logits: AnyTensor, axis: int | type = -1, shape: Shape
         )
     full = Aval((*sizes, t.aval.shape[-1]), t.aval.dtype, (*names, t.aval.dims[-1]))
     tiled = wrap(S.broadcast_to(t.atom, full))
-    tiny = float(np.finfo(t.aval.dtype).tiny)
+    tiny = float(ml_dtypes.finfo(t.aval.dtype).tiny)  # type: ignore[no-untyped-call]  # np.finfo has no bf16
     u = _uniform("categorical", key, (*sizes, t.aval.shape[-1]), t.aval.dtype, tiny, 1.0)
     gumbel = -log(-log(u))
     return argmax(tiled + gumbel, axis=-1)
