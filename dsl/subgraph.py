@@ -74,9 +74,10 @@ def stage_subgraph(
     owner: list[int] = []
     paths: list[str] = []
     for i, tree in enumerate(arg_trees):
-        owner.extend([i] * tree.num_leaves)
+        count = tree.num_leaves  # a property that walks the tree: compute it once per argument
+        owner.extend([i] * count)
         base = names[i] if i < len(names) else f"argument {i}"
-        paths.extend(base if tree.num_leaves == 1 else f"{base} leaf {k}" for k in range(tree.num_leaves))
+        paths.extend(base if count == 1 else f"{base} leaf {k}" for k in range(count))
     owner.extend([-1] * (len(leaves) - len(owner)))
     paths.extend(["a keyword argument"] * (len(leaves) - len(paths)))
     dynamic: list[bool] = []

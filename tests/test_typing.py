@@ -72,11 +72,12 @@ def typing_tree() -> Path:
 
 
 def run_mypy(args: list[str], plugin: bool) -> list[dict[str, str]]:
-    config = TREE / ("mypy-plugin.ini" if plugin else "mypy-plain.ini")
+    tree = typing_tree()  # creates TREE on a fresh checkout before the config file is written into it
+    config = tree / ("mypy-plugin.ini" if plugin else "mypy-plain.ini")
     config.write_text(
         "[mypy]\nstrict = True\npython_version = 3.11\n" + ("plugins = tensorstage.mypy_plugin\n" if plugin else "")
     )
-    env = dict(os.environ, MYPYPATH=str(typing_tree()))
+    env = dict(os.environ, MYPYPATH=str(tree))
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir", str(ROOT / ".mypy_cache"),
          "--no-pretty", "--show-error-codes", *args],
