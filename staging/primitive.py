@@ -8,6 +8,9 @@ ones each transform needs):
   ``Zero``; ``outs`` are the already-emitted primal outputs. Returns one tangent (or Zero) per output.
 - ``vjp(cts, primals, outs, wants, **params) -> input_cts``: reverse-mode rule. ``cts`` hold atoms or Zero, one
   per output; ``wants[i]`` says whether input i needs a cotangent. Returns one atom / Zero / None per input.
+- ``vjp_forward(primals, active, **params) -> (outs, backward)`` (optional): reverse mode emits the primal
+  outputs through this rule and later calls ``backward(cts, wants)``, so residuals are computed once (custom_vjp,
+  cond, scan) instead of once for the value and again for the cotangents.
 - ``batch(args, dims, **params) -> (outs, out_dims)``: vmap rule; ``dims[i]`` is the batched axis of arg i or
   None. The walker only calls it when at least one arg is batched.
 - ``lower``: registered from ``tensorstage.lowering`` keyed by the primitive; staging never imports lowering.
@@ -25,7 +28,9 @@ Rule = Callable[..., Any]
 
 
 class Primitive:
-    __slots__ = ("name", "multiple_results", "shape", "jvp", "vjp", "batch", "differentiable", "effectful")
+    __slots__ = (
+        "name", "multiple_results", "shape", "jvp", "vjp", "vjp_forward", "batch", "differentiable", "effectful"
+    )
 
     def __init__(
         self,
@@ -44,6 +49,7 @@ class Primitive:
         self.shape: ShapeRule | None = None
         self.jvp: Rule | None = None
         self.vjp: Rule | None = None
+        self.vjp_forward: Rule | None = None
         self.batch: Rule | None = None
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -63,6 +69,10 @@ class Primitive:
 
     def def_vjp(self, rule: Rule) -> Rule:
         self.vjp = rule
+        return rule
+
+    def def_vjp_forward(self, rule: Rule) -> Rule:
+        self.vjp_forward = rule
         return rule
 
     def def_batch(self, rule: Rule) -> Rule:

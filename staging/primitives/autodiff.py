@@ -239,10 +239,4 @@ def _custom_vjp_batch(
     return outs, [0] * len(outs)
 
 
-def _register_forward_rule() -> None:
-    from ..transforms.vjp import FORWARD_RULES
-
-    FORWARD_RULES[custom_vjp_call_p] = _custom_vjp_forward
-
-
-_register_forward_rule()
+custom_vjp_call_p.def_vjp_forward(_custom_vjp_forward)

@@ -535,11 +535,8 @@ def _scan_vjp(
     return backward(cts, wants)  # type: ignore[no-any-return]
 
 
-def _register_forward_rule() -> None:
-    from ..transforms.vjp import FORWARD_RULES
-
-    FORWARD_RULES[scan_p] = _scan_forward
-    FORWARD_RULES[cond_p] = _cond_forward
+scan_p.def_vjp_forward(_scan_forward)
+cond_p.def_vjp_forward(_cond_forward)
 
 
 @scan_p.def_batch
@@ -579,4 +576,3 @@ def _scan_batch(
     return results, [*at_front(batched), *at_front(ys_batched)]
 
 
-_register_forward_rule()

@@ -4,9 +4,9 @@ Both sweeps go into one new graph; cotangents accumulate per variable as atoms o
 only *active* equations (those reading a value that depends on a differentiated input) are visited on the
 way back. Dead-code elimination afterwards drops forward work the gradient does not need.
 
-A primitive may register a *forward rule* in ``FORWARD_RULES``: it emits the primal outputs itself and
-returns a closure that emits the backward pass from what it saved (``custom_vjp`` uses this so its ``fwd``
-runs once instead of once for the value and once for the residuals).
+A primitive may carry a ``vjp_forward`` rule: it emits the primal outputs itself and returns a closure that
+emits the backward pass from what it saved (``custom_vjp`` uses this so its ``fwd`` runs once instead of once
+for the value and once for the residuals).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import NamedTuple
 from ..builder import bind, building, located
 from ..dce import dce
 from ..ir import Atom, Equation, Graph, Literal, Var
-from ..primitive import Primitive
 from ..primitives import elementwise as E
 from ..primitives import structural as S
 from ..zeros import MaybeZero, Zero
@@ -25,8 +24,6 @@ from .checks import conform
 from .jvp import has_tangent
 
 Backward = Callable[[Sequence[MaybeZero], Sequence[bool]], "Sequence[MaybeZero | None]"]
-ForwardRule = Callable[..., tuple[Sequence[Atom], Backward]]
-FORWARD_RULES: dict[Primitive, ForwardRule] = {}
 
 
 class _Active(NamedTuple):
@@ -62,7 +59,7 @@ def vjp_emit(
         is_active = eqn.primitive.differentiable and any(in_active)
         backward: Backward | None = None
         with located(eqn.loc):
-            forward = FORWARD_RULES.get(eqn.primitive) if is_active else None
+            forward = eqn.primitive.vjp_forward if is_active else None
             if forward is not None:
                 out_seq, backward = forward(ins, in_active, **eqn.params)
                 outs = list(out_seq)
