@@ -85,7 +85,9 @@ def dense_attr(array: np.ndarray[Any, Any], aval: Aval) -> str:
     ttype = tensor_type(aval)
     if aval.dtype == dtypes.BOOL:
         flat = array.reshape(-1)
-        if flat.size and (flat == flat[0]).all():
+        if not flat.size:
+            return f"dense<false> : {ttype}"  # nested [] would spell a shape of its own: (0,) not (0, 0)
+        if (flat == flat[0]).all():
             return f"dense<{'true' if flat[0] else 'false'}> : {ttype}"
         body = _nested_bools(array)
         return f"dense<{body}> : {ttype}"

@@ -96,6 +96,30 @@ def bind(primitive: Primitive, *inputs: Atom, **params: Any) -> Any:
     return var
 
 
+def rebind(eqn: Equation, inputs: Sequence[Atom]) -> Any:
+    """``bind(eqn.primitive, *inputs, **eqn.params)``; when the operands have ``eqn``'s own input types, the shape
+    rule would give ``eqn``'s output types again, so they are reused instead of recomputed (transforms replaying
+    a graph call this once per equation)."""
+    old = eqn.inputs
+    if len(inputs) == len(old):
+        for new_atom, old_atom in zip(inputs, old):
+            if new_atom.aval is not old_atom.aval and new_atom.aval != old_atom.aval:
+                break
+        else:
+            if not _STACK:
+                current()
+            builder = _STACK[-1]
+            loc = builder.loc if builder.loc is not None else user_location()
+            if eqn.primitive.multiple_results:
+                outs = tuple([Var(v.aval) for v in eqn.outputs])
+                builder.eqns.append(Equation(eqn.primitive, tuple(inputs), outs, eqn.params, loc))
+                return outs
+            var = Var(eqn.outputs[0].aval)
+            builder.eqns.append(Equation(eqn.primitive, tuple(inputs), (var,), eqn.params, loc))
+            return var
+    return bind(eqn.primitive, *inputs, **eqn.params)
+
+
 def inline(graph: Graph, args: Sequence[Atom]) -> tuple[Atom, ...]:
     """Emit ``graph``'s equations into the active builder with its inputs replaced by ``args``."""
     env: dict[int, Atom] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}

@@ -44,7 +44,8 @@ ALLOWED: tuple[type[Exception], ...] = (TypeError, ValueError, IndexError)
 INTERNAL: tuple[type[Exception], ...] = (AttributeError, KeyError, AssertionError, NotImplementedError, RuntimeError)
 
 ALIASES = {"rint": ("round",), "absolute": ("abs",), "true_divide": ("divide",), "mod": ("remainder",),
-           **{f"at[].{c}": ("update",) for c in ("set", "add", "mul", "min", "max")}}
+           **{f"at[].{c}": ("update",) for c in ("set", "add", "mul", "min", "max")},
+           "less": ("greater",), "greater": ("less",)}  # ndarray < Array calls Array.__gt__
 
 FUZZ = settings(
     derandomize=True, max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None
@@ -287,7 +288,7 @@ def test_binary(
     if scalar_kind == 3 and (type(y) is float and dt1 not in FLOATS or type(y) is int and dt1 == BOOL):
         expect_error(result, name, (ts.DTypeError,))  # a scalar the array's dtype cannot hold
         return
-    int_power = name == "power" and type(y) is int and dt1 != BOOL  # x ** 2 stages integer_pow
+    int_power = name == "power" and type(y) is int and dt1 != BOOL and not staged  # x ** 2: integer_pow
     if not _binary_supported(name, dt1) and not int_power:
         expect_error(result, name, (ts.DTypeError,))
         return
@@ -733,6 +734,8 @@ def test_linalg(case: tuple[str, tuple[int, ...], tuple[int, ...], Any], dtype: 
         operands = [x, y, data(s2, dtype, 6)][:n_ops]
         theirs = _np_outcome(lambda: np.einsum(extra, *[f64(o) for o in operands]))
         ours = run(lambda *ops: tnp.einsum(extra, *ops), operands, staged)
+        if _uneven_diagonal(extra, [o.shape for o in operands]):
+            theirs = ("error", None)  # NumPy reads uninitialized memory for some of these
     else:
         theirs = _np_outcome(lambda: getattr(np, name)(f64(x), f64(y)))
         ours = run(getattr(tnp, name), [x, y], staged)
@@ -740,7 +743,8 @@ def test_linalg(case: tuple[str, tuple[int, ...], tuple[int, ...], Any], dtype: 
             theirs = ("error", None)  # rank-0 operands of dot: use multiply
         if name == "dot" and theirs[0] == "ok" and x.ndim > 2 and y.ndim > 2:
             theirs = ("error", None) if ours[0] == "error" else theirs
-    if x.dtype != y.dtype and (ours[0] == "error" or theirs[0] == "ok"):
+    uses_y = name != "einsum" or extra.split("->")[0].count(",") > 0
+    if x.dtype != y.dtype and uses_y and (ours[0] == "error" or theirs[0] == "ok"):
         expect_error(ours, name, (ts.DTypeError, ts.ShapeError))  # no promotion (a shape error may come first)
         return
     if theirs[0] == "ok" and ours[0] == "ok" and dtype == BF16:
@@ -789,7 +793,8 @@ def test_creation(name: str, sizes: list[Any], dtype: Any, staged: bool) -> None
     assert np.all(np.asarray(got.shape) >= 0)
     # A result must be exactly what NumPy gives for the same arguments in the same dtype.
     want_dtype = np.asarray(got).dtype
-    theirs = _np_outcome(lambda: getattr(np, name)(*args))
+    plain = [a.item() if isinstance(a, np.generic) else a for a in args]  # NumPy scalars are plain sizes here
+    theirs = _np_outcome(lambda: getattr(np, name)(*plain))
     assert theirs[0] == "ok", f"{name}{args}: we gave {got!r} where NumPy raises {theirs[1]!r}"
     want = np.asarray(theirs[1])
     if np.issubdtype(want.dtype, np.integer) and want.size and want_dtype != BOOL:
@@ -876,8 +881,9 @@ def test_out_of_memory_sizes_raise_instead_of_aborting() -> None:
     """Shapes whose byte size overflows XLA's int64 arithmetic abort the process inside XLA: refuse them first."""
     one: Any = np.float32(1)
     for n in (2**62, 2**63, 2**70):
-        expect_error(outcome(lambda: tnp.zeros((n,))), "zeros", (ValueError,))
-        expect_error(outcome(lambda: tnp.broadcast_to(one, (n, 2))), "broadcast_to", (ValueError,))
+        expect_error(outcome(lambda: tnp.zeros((n,))), "zeros", (ts.ShapeError,))
+        expect_error(outcome(lambda: tnp.broadcast_to(one, (n, 2))), "broadcast_to", (ts.ShapeError,))
+        expect_error(outcome(lambda: ts.random.normal(ts.random.key(0), (n,))), "normal", (ts.ShapeError, ValueError))
     four: Any = np.ones(4, np.float32)
     expect_error(outcome(lambda: tnp.reshape(four, (2**62, 2**2, 0))), "reshape")
 
@@ -1169,6 +1175,15 @@ def test_where_clip_astype(
     assert_close(name, got, want, dt1)
 
 
+def _uneven_diagonal(spec: str, shapes: Sequence[tuple[int, ...]]) -> bool:
+    """A letter repeated within one operand over axes of different sizes (``ii`` of a (0, 1) operand)."""
+    for term, shape in zip(spec.split("->")[0].split(","), shapes):
+        if len(term) == len(shape) and any(
+                len({n for t, n in zip(term, shape) if t == c}) > 1 for c in set(term)):
+            return True
+    return False
+
+
 @st.composite
 def einsum_cases(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]]]:
     """Random subscripts (repeated letters, stray characters, bad outputs) and random operand shapes."""
@@ -1188,6 +1203,8 @@ def test_einsum_subscripts(case: tuple[str, list[tuple[int, ...]]], staged: bool
     operands = [data(s, np.dtype(np.float32), 30 + k) for k, s in enumerate(shapes)]
     theirs = _np_outcome(lambda: np.einsum(spec, *[o.astype(np.float64) for o in operands]))
     ours = run(lambda *ops: tnp.einsum(spec, *ops), operands, staged)
+    if _uneven_diagonal(spec, shapes):
+        theirs = ("error", None)  # NumPy reads uninitialized memory for some of these
     agree_with_numpy("einsum", ours, theirs, np.dtype(np.float32))
 
 
@@ -1273,3 +1290,14 @@ def test_random_and_nn_take_every_float_dtype(dtype: np.dtype[Any]) -> None:
     ):
         status, value = outcome(fn)
         assert status == "ok", value
+
+
+def test_zero_size_constants_and_broadcasts() -> None:
+    """Zero-size bool constants once lowered to text XLA could not parse; einsum stretched 0 to 1."""
+    assert np.asarray(tnp.eye(0, 3, dtype=ts.bool_)).shape == (0, 3)
+    empty: Any = np.ones((0, 0), bool)
+    status, value = run(lambda a: a & empty, [empty], True)
+    assert status == "ok" and value.shape == (0, 0), value
+    for spec, shapes in (("...i,...i->...", [(0,), (1,)]), ("i,i->i", [(1,), (0,)]), ("ij,jk", [(2, 1), (0, 2)])):
+        ops: list[Any] = [np.ones(s, np.float32) for s in shapes]
+        np.testing.assert_array_equal(tnp.einsum(spec, *ops), np.einsum(spec, *ops))

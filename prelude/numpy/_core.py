@@ -96,7 +96,8 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
         try:
             value = np.asarray(x, dtype=dtype)
         except OverflowError:
-            raise DTypeError(f"Python scalar {x!r} does not fit {_dt.short_name(dtype)}", None, user_location()) from None
+            message = f"Python scalar {x!r} does not fit {_dt.short_name(dtype)}"
+            raise DTypeError(message, None, user_location()) from None
         return Literal(value, Aval((), dtype))
     return to_atom(x)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, cast, overload
@@ -86,6 +87,8 @@ def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName,
                 raise shape_error(name, f"negative dimension {n} in shape {tuple(items)}")
             sizes.append(n)
             names.append(None)
+    if math.prod(n for n in sizes if n) >= 2**59:  # XLA aborts the process on extents past int64
+        raise shape_error(name, f"shape {tuple(sizes)} is too big")
     return tuple(sizes), tuple(names)
 
 
@@ -161,6 +164,8 @@ def ones_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
 @_static_op
 def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
            dtype: type[DType] | Any = None) -> AnyTensor:
+    if start is None:
+        raise TypeError("arange: start (or stop, when alone) must be a number, got None")
     if stop is None:
         start, stop = 0, start
     values = np.arange(start, stop, step)

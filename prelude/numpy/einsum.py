@@ -82,7 +82,7 @@ def _dims(letters: list[str], operands: list[Atom]) -> dict[str, tuple[int, DimN
                     _OP, f"letter {c!r} stands for dims {e} and {d} in operands "
                     f"{', '.join(str(a.aval) for a in operands)}",
                 )
-            seen[c] = (max(n, m), e if e is not None else d)
+            seen[c] = (n if m == 1 else m, e if e is not None else d)  # a size-1 axis stretches (even to 0)
     return seen
 
 

@@ -312,7 +312,8 @@ def check_host_indices(op_name: str, x: Any, apply: Any, index: Any) -> None:
         apply(np.broadcast_to(np.zeros((), np.int8), shape))  # a zero-stride probe of x's shape
     except IndexError as exc:
         loc = user_location()
-        raise IndexError(f"{op_name}: {exc} (operand shape {tuple(shape)})" + (f"\n  at {loc}" if loc else "")) from None
+        where = f"\n  at {loc}" if loc else ""
+        raise IndexError(f"{op_name}: {exc} (operand shape {tuple(shape)}){where}") from None
     except (TypeError, ValueError):
         return  # reported with the op's own message while staging
 

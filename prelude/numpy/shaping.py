@@ -233,6 +233,8 @@ def broadcast_to(x: Tensor[DT, Unpack[Sh]], shape: Sequence[int]) -> Tensor[DT, 
     target = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     if any(n < 0 for n in target):
         raise shape_error("broadcast_to", f"cannot broadcast {describe(t)} to {target}: a size is negative")
+    if math.prod(n for n in target if n) >= 2**59:  # XLA aborts the process on extents past int64
+        raise shape_error("broadcast_to", f"shape {target} is too big")
     if len(target) < t.aval.ndim:
         raise shape_error("broadcast_to", f"cannot broadcast {describe(t)} to the lower-rank shape {target}")
     offset = len(target) - t.aval.ndim

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from ..builder import bind, building, located
+from .. import dtypes
+from ..builder import Builder, building, current, rebind
 from ..dce import dce
 from ..ir import Atom, Equation, Graph, Literal, Var
 from ..primitives import elementwise as E
@@ -52,23 +53,29 @@ def vjp_emit(
     def read(atom: Atom) -> Atom:
         return atom if isinstance(atom, Literal) else env.get(id(atom), atom)
 
+    builder = current() if graph.eqns else Builder()  # with no equations nothing is emitted here
     tape: list[_Active] = []
     for eqn in graph.eqns:
-        ins = [read(a) for a in eqn.inputs]
+        ins = [a if isinstance(a, Literal) else env.get(id(a), a) for a in eqn.inputs]
         in_active = [isinstance(a, Var) and id(a) in active for a in eqn.inputs]
         is_active = eqn.primitive.differentiable and any(in_active)
         backward: Backward | None = None
-        with located(eqn.loc):
+        saved = builder.loc  # as ``located(eqn.loc)``, without a context manager per equation
+        if eqn.loc is not None:
+            builder.loc = eqn.loc
+        try:
             forward = eqn.primitive.vjp_forward if is_active else None
             if forward is not None:
                 out_seq, backward = forward(ins, in_active, **eqn.params)
                 outs = list(out_seq)
             else:
-                out = bind(eqn.primitive, *ins, **eqn.params)
+                out = rebind(eqn, ins)
                 outs = list(out) if eqn.primitive.multiple_results else [out]
+        finally:
+            builder.loc = saved
         for var, value in zip(eqn.outputs, outs, strict=True):
             env[id(var)] = value
-            if is_active and has_tangent(var.aval):
+            if is_active and dtypes.is_float(var.aval.dtype):  # has_tangent, inlined
                 active.add(id(var))
         if is_active:
             tape.append(_Active(eqn, ins, outs, in_active, backward))
@@ -89,11 +96,18 @@ def vjp_emit(
         out_cts = [_pop(cts, v) for v in eqn.outputs]
         if all(isinstance(c, Zero) for c in out_cts):
             continue
-        with located(eqn.loc):
+        saved = builder.loc
+        if eqn.loc is not None:
+            builder.loc = eqn.loc
+        try:
             result = _apply_rule(entry, out_cts)
             for atom, in_ct in zip(eqn.inputs, result, strict=True):
                 if in_ct is not None and not isinstance(in_ct, Zero):
-                    accumulate(atom, conform(f"{eqn.primitive.name} VJP rule", in_ct, atom.aval))
+                    if in_ct.aval is not atom.aval:  # conform's check, skipped when the type is the very same
+                        in_ct = conform(f"{eqn.primitive.name} VJP rule", in_ct, atom.aval)
+                    accumulate(atom, in_ct)
+        finally:
+            builder.loc = saved
     in_cts = [_pop(cts, v) for v in graph.inputs]
     return [read(a) for a in graph.outputs], in_cts
 
