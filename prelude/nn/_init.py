@@ -15,7 +15,7 @@ from ...dtypes import Floating, f32
 from ...tensor import Tensor
 from ..numpy._core import op, shape_error
 from ..random import Key, normal, uniform
-from ..random._keys import ShapeLike, parse_shape
+from ..numpy._core import ShapeLike, parse_shape
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 

@@ -4,13 +4,15 @@ graph atoms with weak scalar typing, and NumPy broadcasting under tensorstage's 
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 
 from ...array import Array, as_host_array
+from ...dims import Dim
 from ...program import Program
 from ...staging import dtypes as _dt
 from ...staging.builder import is_staging
@@ -262,3 +264,31 @@ def is_array_like(x: object) -> bool:
 
 
 __all__ = ["Array"]
+
+
+ShapeLike: TypeAlias = "int | type[Dim] | Sequence[int | type[Dim]]"
+
+
+def parse_shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:
+    """Sizes and dim names of a static shape: ints, or Dim classes with a fixed size (``class Hidden(Dim, size=64)``)."""
+    items = shape if isinstance(shape, (tuple, list)) else (shape,)
+    sizes: list[int] = []
+    names: list[DimName] = []
+    for item in items:
+        if isinstance(item, type):
+            size = getattr(item, "size", None)
+            if size is None:
+                raise shape_error(name, f"dim {item.__name__} has no fixed size here; pass its size as an int")
+            sizes.append(int(size))
+            names.append(item.__name__)
+        else:
+            if isinstance(item, (bool, np.bool_)):
+                raise TypeError(f"{name}: shape {tuple(items)} has a bool where an int size belongs")
+            n = operator.index(item)
+            if n < 0:
+                raise shape_error(name, f"negative dimension {n} in shape {tuple(items)}")
+            sizes.append(n)
+            names.append(None)
+    if math.prod(n for n in sizes if n) >= 2**59:  # XLA aborts the process on extents past int64
+        raise shape_error(name, f"shape {tuple(sizes)} is too big")
+    return tuple(sizes), tuple(names)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, cast, overload
 
@@ -16,10 +14,9 @@ from ...staging import dtypes as _dt
 from ...staging.ir import Aval, DimName, literal
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import as_tensor, op, shape_error, wrap
+from ._core import ShapeLike, as_tensor, op, parse_shape, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
-ShapeLike = int | type | Sequence[int | type]
 DT = TypeVar("DT", bound=DType)
 F = TypeVar("F", bound=Callable[..., Any])
 DT2 = TypeVar("DT2", bound=DType)
@@ -67,31 +64,6 @@ def _filled_like(fn: Callable[..., Any]) -> FilledLike:
     return fn
 
 
-def _shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:
-    """Sizes and names: ``(3, 4)``, or Dim classes with a fixed size (``(Batch, 4)`` with ``Batch(Dim, size=3)``)."""
-    items = shape if isinstance(shape, (tuple, list)) else (shape,)
-    sizes: list[int] = []
-    names: list[DimName] = []
-    for item in items:
-        if isinstance(item, type):
-            size = getattr(item, "size", None)
-            if size is None:
-                raise shape_error(name, f"dim {item.__name__} has no fixed size here; pass its size as an int")
-            sizes.append(int(size))
-            names.append(item.__name__)
-        else:
-            if isinstance(item, (bool, np.bool_)):
-                raise TypeError(f"{name}: shape {tuple(items)} has a bool where an int size belongs")
-            n = operator.index(item)
-            if n < 0:
-                raise shape_error(name, f"negative dimension {n} in shape {tuple(items)}")
-            sizes.append(n)
-            names.append(None)
-    if math.prod(n for n in sizes if n) >= 2**59:  # XLA aborts the process on extents past int64
-        raise shape_error(name, f"shape {tuple(sizes)} is too big")
-    return tuple(sizes), tuple(names)
-
-
 def _python(x: Any) -> Any:
     """NumPy scalars as Python ones (recursively in tuples and lists)."""
     if isinstance(x, np.generic):
@@ -122,7 +94,7 @@ def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[A
 
 @_static_op
 def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
-    sizes, names = _shape("full", shape)
+    sizes, names = parse_shape("full", shape)
     if type(fill_value) not in (int, float, bool) and not isinstance(fill_value, (np.number, np.bool_)):
         raise TypeError(f"full: fill_value must be a Python or NumPy scalar, got {fill_value!r}")
     if dtype is None:
@@ -134,14 +106,14 @@ def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | 
 @_filled
 @_static_op
 def zeros(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
-    sizes, names = _shape("zeros", shape)
+    sizes, names = parse_shape("zeros", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 0))
 
 
 @_filled
 @_static_op
 def ones(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
-    sizes, names = _shape("ones", shape)
+    sizes, names = parse_shape("ones", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 1))
 
 

@@ -22,7 +22,8 @@ from ..numpy._core import (
     as_tensor, atom, broadcast_shapes, describe, dtype_error, normalize_axes, op, shape_error, wrap,
 )
 from ._erfinv import erfinv
-from ._keys import U32, AnyTensor, Key, ShapeLike, bits32, bits_pair, check_key, parse_shape, split
+from ..numpy._core import ShapeLike, parse_shape
+from ._keys import U32, AnyTensor, Key, bits32, bits_pair, check_key, split
 
 _MANTISSA_BITS = {np.dtype(np.float16): 10, _dt.bfloat16: 7, np.dtype(np.float32): 23}
 

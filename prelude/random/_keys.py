@@ -8,13 +8,11 @@ of element ``i`` (row-major) of a draw are ``threefry(key, (0, i))``, the layout
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
 from typing_extensions import Unpack
 
-from ...dims import Dim
 from ...dtypes import u32
 from ...staging import dtypes as _dt
 from ...staging.builder import bind, is_staging
@@ -23,13 +21,12 @@ from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import concatenate, iota, slice_in_dim
 from ...tensor import Tensor
-from ..numpy._core import as_tensor, describe, dtype_error, op, shape_error, wrap
+from ..numpy._core import ShapeLike, as_tensor, describe, dtype_error, op, parse_shape, shape_error, wrap
 from ._threefry import U32 as U32
 from ._threefry import threefry2x32
 
 Key: TypeAlias = Tensor[u32, Literal[2]]
 AnyTensor: TypeAlias = Tensor[Any, Unpack[tuple[Any, ...]]]
-ShapeLike: TypeAlias = "int | type[Dim] | Sequence[int | type[Dim]]"
 
 
 # ------------------------------------------------------------------------------------------- key words
@@ -59,28 +56,6 @@ def make_key(first: Atom, second: Atom) -> Atom:
 
 
 # ----------------------------------------------------------------------------------------------- shapes
-
-
-def parse_shape(op_name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:
-    """Sizes and dim names from ints and fixed-size Dim classes (``class Hidden(Dim, size=64)``)."""
-    items = shape if isinstance(shape, (tuple, list)) else (shape,)
-    sizes: list[int] = []
-    names: list[DimName] = []
-    for item in items:
-        if isinstance(item, type):
-            size = getattr(item, "size", None)
-            if size is None:
-                raise shape_error(op_name, f"dim {item.__name__} has no fixed size; pass its size as an int")
-            sizes.append(int(size))
-            names.append(item.__name__)
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-            if item < 0:
-                raise shape_error(op_name, f"negative dimension {item} in shape {tuple(items)}")
-            sizes.append(int(item))
-            names.append(None)
-        else:
-            raise shape_error(op_name, f"shape entries must be ints or fixed-size Dim classes, got {item!r}")
-    return tuple(sizes), tuple(names)
 
 
 def _counters(sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Atom:

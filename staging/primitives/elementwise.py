@@ -36,6 +36,21 @@ def scalar(value: float | int | bool, like: Atom | Aval) -> Atom:
 
 def _shape_rule(name: str, allowed: frozenset[Any], what: str, out_dtype: np.dtype[Any] | None = None) -> Any:
     def rule(*avals: Aval) -> Aval:
+        # Fast path, the common case: one allowed dtype and one type among the shaped operands. The general
+        # checks below give the same result then; they run for everything else and produce the errors.
+        dtype = avals[0].dtype
+        ref = None
+        for aval in avals:
+            if aval.dtype != dtype or dtype not in allowed:
+                break
+            if aval.shape:
+                if ref is None:
+                    ref = aval
+                elif aval is not ref and aval != ref:
+                    break
+        else:
+            same = ref if ref is not None else Aval((), dtype)
+            return same.with_dtype(out_dtype) if out_dtype is not None else same
         for aval in avals:
             check_dtype(name, aval, allowed, what)
         same_dtype(name, avals)
