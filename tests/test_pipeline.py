@@ -179,3 +179,11 @@ def test_static_argnums_and_donation(rng: np.random.Generator) -> None:
     step = ts.program(donate_argnums=(0,))(lambda v: v + 1.0)
     module = step.stage(ts.Spec((4,), f32)).stablehlo()
     assert "tf.aliasing_output" in module
+
+
+def test_narrow_integer_sums_accumulate_in_32_bits(rng: np.random.Generator) -> None:
+    counts = rng.integers(0, 256, size=300).astype(np.uint8)
+    total = tnp.sum(ts.asarray(counts))
+    assert total.dtype == np.uint32 and int(total) == int(counts.astype(np.int64).sum())
+    small = rng.integers(-3, 4, size=(4, 5)).astype(np.int8)
+    np.testing.assert_array_equal(np.asarray(tnp.prod(ts.asarray(small), axis=1)), small.astype(np.int64).prod(axis=1))

@@ -6,6 +6,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from typing_extensions import Unpack
 
 from ...staging import dtypes as _dt
@@ -39,16 +40,26 @@ def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, a
 @as_reduction
 @op
 def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
-    t = as_tensor(x)
-    if t.aval.dtype == _dt.BOOL:
-        t = wrap(E.convert(t.atom, _dt.DEFAULT_INT))
-    return _reduce("sum", R.reduce_sum, t, axis, keepdims)
+    return _reduce("sum", R.reduce_sum, _accumulator(x), axis, keepdims)
 
 
 @as_reduction
 @op
 def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
-    return _reduce("prod", R.reduce_prod, x, axis, keepdims)
+    return _reduce("prod", R.reduce_prod, _accumulator(x), axis, keepdims)
+
+
+def _accumulator(x: Any) -> AnyTensor:
+    """Bools and integers narrower than 32 bits are summed in i32/u32, as JAX does: a u8 sum of 300 ones
+    is 300, not 44. Wider dtypes accumulate in their own type."""
+    t = as_tensor(x)
+    dtype = t.aval.dtype
+    if dtype == _dt.BOOL:
+        return wrap(E.convert(t.atom, _dt.DEFAULT_INT))
+    if _dt.is_integer(dtype) and dtype.itemsize < 4:
+        wide = np.dtype(np.int32) if _dt.is_signed(dtype) else np.dtype(np.uint32)
+        return wrap(E.convert(t.atom, wide))
+    return t
 
 
 def _check_nonempty(name: str, x: AnyTensor, axes: tuple[int, ...]) -> None:
