@@ -58,12 +58,16 @@ def erf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 @op
 def log_softmax(x: Tensor[FT, Unpack[Shape]], axis: int | type = -1) -> Tensor[FT, Unpack[Shape]]:
     """``x - logsumexp(x, axis)``: log-probabilities, stable for any logits."""
-    t = _float("log_softmax", x)
-    (index,) = normalize_axes("log_softmax", axis, t, allow_none=False)
-    return t - logsumexp(t, axis=index, keepdims=True)
+    return _log_softmax("log_softmax", x, axis)
 
 
 @op
 def softmax(x: Tensor[FT, Unpack[Shape]], axis: int | type = -1) -> Tensor[FT, Unpack[Shape]]:
     """Probabilities along ``axis`` (exp of the log-softmax, so large logits never overflow)."""
-    return exp(log_softmax(x, axis))
+    return exp(_log_softmax("softmax", x, axis))
+
+
+def _log_softmax(op_name: str, x: Tensor[FT, Unpack[Shape]], axis: int | type) -> Tensor[FT, Unpack[Shape]]:
+    t = _float(op_name, x)
+    (index,) = normalize_axes(op_name, axis, t, allow_none=False)
+    return t - logsumexp(t, axis=index, keepdims=True)
