@@ -26,7 +26,8 @@ from .staging.ir import Atom, Aval, literal
 from .staging.primitives import structural as S
 from .staging.source import user_location
 from .staging.transforms.jvp import jvp_graph
-from .staging.transforms.vjp import vjp_graph
+from .staging.transforms.vjp import vjp_graph, vjp_inline
+from .staging.zeros import MaybeZero, Zero
 from .subgraph import Subgraph, as_program, function_name, param_names, stage_subgraph
 from .tensor import Tensor, Traced
 from .trace import WeakTraced, wrap
@@ -151,12 +152,12 @@ def _value_and_grad_staged(
     _check_scalar_output(sub, has_aux, op)
     wants = _check_differentiable(sub, nums, op)
     n_out = len(sub.graph.outputs)
-    mask = [True] + [False] * (n_out - 1)
-    graph = vjp_graph(sub.graph, wants, mask)
     one = literal(1, sub.graph.outputs[0].aval.dtype)
-    results = inline(graph, [*sub.atoms, one])
-    value = sub.outputs(results[:n_out])
-    grads = _per_arg(sub, nums, [wrap(a) for a in results[n_out:]])
+    cts: list[MaybeZero] = [one]
+    cts.extend(Zero(a.aval) for a in sub.graph.outputs[1:])  # aux outputs get no cotangent
+    outs, in_cts = vjp_inline(sub.graph, sub.atoms, cts, wants)
+    value = sub.outputs(outs)
+    grads = _per_arg(sub, nums, [wrap(a) for a in in_cts])
     return value, _select_args(grads, argnums)
 
 

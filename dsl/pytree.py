@@ -55,29 +55,39 @@ def register_pytree_node(
     _CUSTOM[cls] = (flatten_fn, unflatten_fn)
 
 
+# Types already found to be plain leaves (not containers of any kind); whether a class is a namedtuple or an attrs
+# class never changes, and registered classes are looked up first, so a later registration still wins.
+_PLAIN_LEAF_TYPES: set[type] = set()
+
+
 def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None) -> TreeDef:
     if is_leaf is not None and is_leaf(tree):
         leaves.append(tree)
         return LEAF
     kind = type(tree)
+    if kind in _PLAIN_LEAF_TYPES and kind not in _CUSTOM:
+        leaves.append(tree)
+        return LEAF
     if kind is tuple:
-        return TreeDef("tuple", None, tuple(_flatten(c, leaves, is_leaf) for c in tree))
+        return TreeDef("tuple", None, tuple([_flatten(c, leaves, is_leaf) for c in tree]))
     if kind is list:
-        return TreeDef("list", None, tuple(_flatten(c, leaves, is_leaf) for c in tree))
+        return TreeDef("list", None, tuple([_flatten(c, leaves, is_leaf) for c in tree]))
     if kind is dict:
         keys = tuple(sorted(tree))
-        return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves, is_leaf) for k in keys))
+        return TreeDef("dict", keys, tuple([_flatten(tree[k], leaves, is_leaf) for k in keys]))
     if tree is None:
         return NONE
     if kind in _CUSTOM:
         children, aux = _CUSTOM[kind][0](tree)
-        return TreeDef("custom", (kind, aux), tuple(_flatten(c, leaves, is_leaf) for c in children))
+        return TreeDef("custom", (kind, aux), tuple([_flatten(c, leaves, is_leaf) for c in children]))
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return TreeDef("namedtuple", kind, tuple(_flatten(c, leaves, is_leaf) for c in tree))  # type: ignore[arg-type]
+        return TreeDef("namedtuple", kind, tuple([_flatten(c, leaves, is_leaf) for c in tree]))  # type: ignore[arg-type]
     if attrs.has(kind):
         names = tuple(f.name for f in attrs.fields(kind))
-        return TreeDef("attrs", (kind, names), tuple(_flatten(getattr(tree, n), leaves, is_leaf) for n in names))
+        return TreeDef("attrs", (kind, names), tuple([_flatten(getattr(tree, n), leaves, is_leaf) for n in names]))
     leaves.append(tree)
+    if len(_PLAIN_LEAF_TYPES) < 1024 and not isinstance(tree, tuple):
+        _PLAIN_LEAF_TYPES.add(kind)
     return LEAF
 
 

@@ -126,18 +126,25 @@ class Emitter:
         regions: Sequence[str] = (),
     ) -> list[Value]:
         """Emit one op in generic form; ``props`` is the inside of ``<{...}>``."""
-        # Runs once per emitted op: plain list joins and one f-string, no per-call helpers beyond the caches.
+        # Runs once per emitted op: plain list joins and one f-string, the type-text cache read inline.
+        types = _TYPE_TEXT
         operand_names = ", ".join([v.name for v in operands])
-        operand_types = ", ".join([tensor_type(v.aval) for v in operands])
+        operand_types = ", ".join(
+            [types.get((v.aval.shape, v.aval.dtype)) or tensor_type(v.aval) for v in operands]
+        )
         prop_text = f" <{{{props}}}>" if props else ""
         region_text = " (" + ", ".join(regions) + ")" if regions else ""
         counter = self.counter
         if len(results) == 1:
             counter[0] += 1
             head = f"%{counter[0]}"
-            values = [Value(head, results[0])]
-            lhs = head + " = "
-            result_types = tensor_type(results[0])
+            result = results[0]
+            result_types = types.get((result.shape, result.dtype)) or tensor_type(result)
+            self.lines.append(
+                f'{self.indent}{head} = "{name}"({operand_names}){prop_text}{region_text} : '
+                f"({operand_types}) -> {result_types} {self.loc}"
+            )
+            return [Value(head, result)]
         else:
             result_types = "(" + ", ".join([tensor_type(a) for a in results]) + ")"
             if results:
@@ -173,14 +180,21 @@ class Emitter:
         """Emit a graph's equations inline (used for the entry function and nested graphs in regions)."""
         env: dict[int, Value] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}
         saved = self.loc
+        lowerings = LOWERINGS
+        locs = _LOC_TEXT
         for eqn in graph.eqns:
             ins = [env[id(a)] if type(a) is Var else self.atom(a, env) for a in eqn.inputs]
-            rule = LOWERINGS.get(eqn.primitive)
+            rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
-            self.loc = _loc_text(eqn.loc)
-            outs = rule(self, ins, tuple([v.aval for v in eqn.outputs]), **eqn.params)
-            for var, val in zip(eqn.outputs, outs, strict=True):
+            loc = eqn.loc
+            self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
+            outputs = eqn.outputs
+            outs = rule(self, ins, tuple([v.aval for v in outputs]), **eqn.params)
+            if len(outputs) == 1 and len(outs) == 1:
+                env[id(outputs[0])] = outs[0]
+                continue
+            for var, val in zip(outputs, outs, strict=True):
                 env[id(var)] = val
         self.loc = saved
         return [self.atom(a, env) for a in graph.outputs]

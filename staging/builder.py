@@ -124,10 +124,11 @@ def inline(graph: Graph, args: Sequence[Atom]) -> tuple[Atom, ...]:
     """Emit ``graph``'s equations into the active builder with its inputs replaced by ``args``."""
     env: dict[int, Atom] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}
     builder = current()
+    append = builder.eqns.append
+    get = env.get
     for eqn in graph.eqns:
-        ins = tuple(env.get(id(a), a) for a in eqn.inputs)
-        outs = tuple(Var(v.aval) for v in eqn.outputs)
-        builder.eqns.append(Equation(eqn.primitive, ins, outs, eqn.params, eqn.loc))
-        for old, new in zip(eqn.outputs, outs):
-            env[id(old)] = new
+        ins = tuple([get(id(a), a) for a in eqn.inputs])
+        outs = tuple([Var(v.aval) for v in eqn.outputs])
+        append(Equation(eqn.primitive, ins, outs, eqn.params, eqn.loc))
+        env.update(zip(map(id, eqn.outputs), outs))
     return tuple(env.get(id(a), a) for a in graph.outputs)

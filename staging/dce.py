@@ -7,12 +7,14 @@ from .ir import Graph, Literal, Var
 
 def dce(graph: Graph) -> Graph:
     """Drop equations whose outputs are never used (effectful equations are kept)."""
-    live: set[int] = {id(a) for a in graph.outputs if isinstance(a, Var)}
+    # Ids of every atom read later, literals included: all of them are alive in the graph at once, so a
+    # literal's id never equals a variable's, and set operations on ``map(id, ...)`` run without Python loops.
+    live: set[int] = set(map(id, graph.outputs))
     kept = []
     for eqn in reversed(graph.eqns):
-        if eqn.primitive.effectful or any(id(v) in live for v in eqn.outputs):
+        if eqn.primitive.effectful or not live.isdisjoint(map(id, eqn.outputs)):
             kept.append(eqn)
-            live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+            live.update(map(id, eqn.inputs))
     if len(kept) == len(graph.eqns):
         return graph
     kept.reverse()
@@ -21,21 +23,22 @@ def dce(graph: Graph) -> Graph:
 
 def free_vars(graph: Graph) -> list[Var]:
     """Variables the graph reads but neither takes as input nor defines (values closed over from outside)."""
-    defined: set[int] = {id(v) for v in graph.inputs}
+    defined: set[int] = set(map(id, graph.inputs))
     seen: set[int] = set()
     free: list[Var] = []
 
     def visit(atom: object) -> None:
-        if isinstance(atom, Var) and id(atom) not in defined and id(atom) not in seen:
+        if isinstance(atom, Var) and id(atom) not in seen:
             seen.add(id(atom))
             free.append(atom)
 
     for eqn in graph.eqns:
         for atom in eqn.inputs:
-            visit(atom)
-        defined.update(id(v) for v in eqn.outputs)
+            if id(atom) not in defined:
+                visit(atom)
+        defined.update(map(id, eqn.outputs))
     for atom in graph.outputs:
-        if not isinstance(atom, Literal):
+        if not isinstance(atom, Literal) and id(atom) not in defined:
             visit(atom)
     return free
 

@@ -57,8 +57,11 @@ class Aval:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         return (
             isinstance(other, Aval)
+            and self._hash == other._hash  # cheap: unequal avals almost always differ here
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.dims == other.dims

@@ -42,15 +42,25 @@ def is_library_file(filename: str) -> bool:
 
 def user_location() -> SourceLoc | None:
     frame = sys._getframe(1)
+    known = _is_library
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not is_library_file(filename):
-            return SourceLoc(_display_path(filename), frame.f_lineno)
+        library = known.get(filename)  # is_library_file, with its cache read inline: this runs per equation
+        if not (library if library is not None else is_library_file(filename)):
+            key = (filename, frame.f_lineno)
+            loc = _locs.get(key)
+            if loc is None:
+                loc = SourceLoc(_display_path(filename), frame.f_lineno)
+                if len(_locs) >= 8192:
+                    _locs.clear()
+                _locs[key] = loc
+            return loc
         frame = frame.f_back  # type: ignore[assignment]
     return None
 
 
 _display: dict[str, str] = {}
+_locs: dict[tuple[str, int], SourceLoc] = {}  # one SourceLoc per user line (bounded): equations share it
 
 
 def _display_path(filename: str) -> str:

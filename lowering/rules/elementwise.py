@@ -34,9 +34,11 @@ def widen(em: Emitter, value: Value, shape: tuple[int, ...]) -> Value:
 
 
 def _simple_rule(op_name: str) -> Any:
+    full_name = f"stablehlo.{op_name}"
+
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
         shape = outs[0].shape
-        return em.op(f"stablehlo.{op_name}", [widen(em, a, shape) for a in args], outs)
+        return em.op(full_name, [a if a.aval.shape == shape else widen(em, a, shape) for a in args], outs)
 
     return rule
 

@@ -14,11 +14,26 @@ def _ints(values: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
 
+_PROPS_TEXT: dict[Any, str] = {}  # dimension-numbers text by (contracting, batch); bounded
+
+
 @lowers(L.dot_general_p)
 def _dot_general(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, contracting: Any, batch: Any) -> list[Value]:
-    (lhs_c, rhs_c), (lhs_b, rhs_b) = contracting, batch
-    numbers = (
-        f"#stablehlo.dot<lhs_batching_dimensions = {_ints(lhs_b)}, rhs_batching_dimensions = {_ints(rhs_b)}, "
-        f"lhs_contracting_dimensions = {_ints(lhs_c)}, rhs_contracting_dimensions = {_ints(rhs_c)}>"
-    )
-    return em.op("stablehlo.dot_general", args, outs, f"dot_dimension_numbers = {numbers}")
+    try:
+        props = _PROPS_TEXT.get((contracting, batch))
+    except TypeError:  # axes given as lists
+        props = None
+    if props is None:
+        (lhs_c, rhs_c), (lhs_b, rhs_b) = contracting, batch
+        numbers = (
+            f"#stablehlo.dot<lhs_batching_dimensions = {_ints(lhs_b)}, rhs_batching_dimensions = {_ints(rhs_b)}, "
+            f"lhs_contracting_dimensions = {_ints(lhs_c)}, rhs_contracting_dimensions = {_ints(rhs_c)}>"
+        )
+        props = f"dot_dimension_numbers = {numbers}"
+        try:
+            if len(_PROPS_TEXT) >= 4096:
+                _PROPS_TEXT.clear()
+            _PROPS_TEXT[(contracting, batch)] = props
+        except TypeError:
+            pass
+    return em.op("stablehlo.dot_general", args, outs, props)

@@ -106,6 +106,25 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
 
 def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
     """The common dtype: strong operands must agree exactly; weak scalars adopt it."""
+    # Fast path: staged strong operands of one dtype, and Python ints or floats only beside a float dtype
+    # (what the checks below accept without a message).
+    common: np.dtype[Any] | None = None
+    scalars = False
+    for x in operands:
+        kind = type(x)
+        if kind is Traced:
+            dtype = x.aval.dtype
+            if common is None:
+                common = dtype
+            elif dtype != common:
+                break
+        elif kind is float or kind is int:
+            scalars = True
+        else:
+            break
+    else:
+        if common is not None and (not scalars or _dt.is_float(common)):
+            return common
     strong = [x for x in operands if not is_weak(x)]
     dtypes = {_operand_dtype(x, op_name) for x in strong}
     if len(dtypes) > 1:
@@ -204,10 +223,22 @@ def _shapes(avals: Sequence[Aval]) -> str:
 
 def broadcast_atoms(op_name: str, atoms: Sequence[Atom]) -> list[Atom]:
     """Broadcast operands to one shape; rank-0 operands stay scalars (elementwise primitives take them)."""
-    shaped = [a.aval for a in atoms if a.aval.ndim > 0]
-    if not shaped:
-        return list(atoms)
-    target = broadcast_shapes(op_name, shaped)
+    shaped = [a.aval for a in atoms if a.aval.shape]
+    if len(shaped) < 2 or (len(shaped) == 2 and shaped[0] is shaped[1]):
+        return list(atoms)  # at most one shaped operand (rank-0 ones stay scalars), or one type: nothing to do
+    # Fast path: every operand's shape and dim names are the trailing ones of the highest-rank operand; then
+    # broadcast_shapes would find that operand's type and raise nothing.
+    ref = max(shaped, key=lambda s: len(s.shape))
+    rank = len(ref.shape)
+    for aval in shaped:
+        k = rank - len(aval.shape)
+        if aval.shape != ref.shape[k:] or aval.dims != ref.dims[k:]:
+            target = broadcast_shapes(op_name, shaped)
+            break
+    else:
+        if all(len(s.shape) == rank for s in shaped):
+            return list(atoms)  # nothing to broadcast
+        target = ref
     out = []
     for a in atoms:
         if a.aval.ndim == 0 or a.aval.shape == target.shape:

@@ -19,7 +19,7 @@ from ...staging.builder import bind
 from ...staging.ir import Atom
 from ...staging.primitive import Primitive
 from ...staging.primitives import elementwise as E
-from ...tensor import Tensor
+from ...tensor import Tensor, Traced
 from ._core import as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, op, result_dtype, wrap
 
 DT = TypeVar("DT", bound=DType)
@@ -30,6 +30,10 @@ Operand = Tensor[Any, Unpack[tuple[Any, ...]]] | int | float | bool
 
 
 def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    if type(x) is Traced and type(y) is Traced:  # fast path: strong staged operands of one type, as they are
+        a, b = x.atom, y.atom
+        if a.aval is b.aval or a.aval == b.aval:
+            return wrap(bind(prim, a, b))
     a, b = elementwise_operands(name, x, y)
     return wrap(bind(prim, a, b))
 

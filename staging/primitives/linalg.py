@@ -107,14 +107,37 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
     It is a dot of ``ct`` with ``y`` contracting ``y``'s free axes; of the two operand orders, the one whose
     result needs no transpose into ``x``'s layout is used.
     """
+    key: tuple[Any, ...] | None = (x.ndim, y.aval.ndim, x_is_lhs, contracting, batch)
+    try:
+        plan = _PLANS.get(key)
+    except TypeError:  # axes given as lists
+        key, plan = None, None
+    if plan is None:
+        plan = _cotangent_plan(x.ndim, y.aval.ndim, x_is_lhs, contracting, batch)
+        if key is not None:
+            if len(_PLANS) >= 1024:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    ct_first, c, b, perm = plan
+    out = dot_general(ct, y, c, b) if ct_first else dot_general(y, ct, c, b)
+    if perm is not None:
+        out = S.transpose(out, perm)
+    return S.reshape(out, x.shape, x.dims)
+
+
+_Plan = tuple[bool, Dims, Dims, "tuple[int, ...] | None"]
+_PLANS: dict[Any, _Plan] = {}  # _cotangent_plan by its arguments (ranks and axes only); bounded
+
+
+def _cotangent_plan(x_ndim: int, y_ndim: int, x_is_lhs: bool, contracting: Dims, batch: Dims) -> _Plan:
+    """How ``_cotangent_for`` builds the cotangent: whether ``ct`` is the dot's lhs, the dot's (contracting,
+    batch) axes, and the transpose into ``x``'s layout (None when the dot's result already has it)."""
     xc, yc = (contracting[0], contracting[1]) if x_is_lhs else (contracting[1], contracting[0])
     xb, yb = (batch[0], batch[1]) if x_is_lhs else (batch[1], batch[0])
     nb = len(xb)
-    x_free = _free_axes(x.ndim, xc, xb)
-    y_free = _free_axes(y.aval.ndim, yc, yb)
-    n_lhs_free = len(x_free) if x_is_lhs else len(y_free)
+    x_free = _free_axes(x_ndim, xc, xb)
+    y_free = _free_axes(y_ndim, yc, yb)
     # Axes of ct: batch, lhs free, rhs free.
-    ct_x_free = [nb + i for i in range(len(x_free))] if x_is_lhs else [nb + n_lhs_free + i for i in range(len(x_free))]
     ct_y_free = [nb + len(x_free) + i for i in range(len(y_free))] if x_is_lhs else [nb + i for i in range(len(y_free))]
     ct_batch = list(range(nb))
     y_contract_sorted = sorted(yc)  # the dot's y-side result axes come in y's axis order
@@ -130,19 +153,17 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
             positions[a] = free_base + k
         for a, paired in zip(xc, yc):
             positions[a] = contract_base + y_contract_sorted.index(paired)
-        return [positions[a] for a in range(x.ndim)]
+        return [positions[a] for a in range(x_ndim)]
 
+    ct_dims: Dims = (tuple(ct_y_free), tuple(y_free))
+    ct_batch_dims: Dims = (tuple(ct_batch), tuple(yb))
     ct_first = layout("ct_first")
     if ct_first == sorted(ct_first):
-        out = dot_general(ct, y, (tuple(ct_y_free), tuple(y_free)), (tuple(ct_batch), tuple(yb)))
-        return S.reshape(out, x.shape, x.dims)
+        return True, ct_dims, ct_batch_dims, None
     y_first = layout("y_first")
     if y_first == sorted(y_first):
-        out = dot_general(y, ct, (tuple(y_free), tuple(ct_y_free)), (tuple(yb), tuple(ct_batch)))
-        return S.reshape(out, x.shape, x.dims)
-    out = dot_general(ct, y, (tuple(ct_y_free), tuple(y_free)), (tuple(ct_batch), tuple(yb)))
-    del ct_x_free
-    return S.reshape(S.transpose(out, ct_first), x.shape, x.dims)
+        return False, (tuple(y_free), tuple(ct_y_free)), (tuple(yb), tuple(ct_batch)), None
+    return True, ct_dims, ct_batch_dims, tuple(ct_first)
 
 
 @dot_general_p.def_vjp

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import dtypes
-from ..builder import bind, building, located
+from ..builder import building, located, rebind
 from ..dce import dce
 from ..ir import Atom, Aval, Equation, Graph, Literal, Var
 from ..primitives import structural as S
@@ -57,7 +57,7 @@ def jvp_emit(
 
 
 def _rebind(eqn: Equation, ins: Sequence[Atom]) -> list[Atom]:
-    out = bind(eqn.primitive, *ins, **eqn.params)
+    out = rebind(eqn, ins)  # bind, reusing eqn's output types when its operand types are unchanged
     return list(out) if eqn.primitive.multiple_results else [out]
 
 

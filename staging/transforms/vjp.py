@@ -85,7 +85,8 @@ def vjp_emit(
     def accumulate(var: Atom, ct: MaybeZero | None) -> None:
         if ct is None or isinstance(ct, Zero) or not isinstance(var, Var) or id(var) not in active:
             return
-        ct = conform("cotangent", ct, var.aval)
+        if ct.aval is not var.aval:
+            ct = conform("cotangent", ct, var.aval)
         previous = cts.get(id(var))
         cts[id(var)] = ct if previous is None else E.add_tangents(previous, ct)
 
@@ -141,6 +142,17 @@ def vjp_graph(graph: Graph, wants: Sequence[bool], ct_mask: Sequence[bool] | Non
         outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
         results = [instantiate(ct) for ct, w in zip(in_cts, wants) if w]
     return dce(builder.graph([*primals, *ct_ins], [*outs, *results]))
+
+
+def vjp_inline(
+    graph: Graph, primals: Sequence[Atom], cts_out: Sequence[MaybeZero], wants: Sequence[bool]
+) -> tuple[list[Atom], list[Atom]]:
+    """What ``inline(vjp_graph(graph, wants, mask), [*primals, *cotangents])`` emits into the active builder,
+    without building and copying the intermediate graph: the outputs, and the cotangents of the wanted inputs
+    (zeros materialized). Forward work the results do not need is left to the enclosing graph's DCE, which
+    every staged function gets (``trace_flat``)."""
+    outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
+    return outs, [instantiate(ct) for ct, w in zip(in_cts, wants) if w]
 
 
 def instantiate(x: MaybeZero) -> Atom:
