@@ -151,7 +151,6 @@ def _value_and_grad_staged(
     sub = stage_subgraph(fun, args, kwargs, nums, names)
     _check_scalar_output(sub, has_aux, op)
     wants = _check_differentiable(sub, nums, op)
-    n_out = len(sub.graph.outputs)
     one = literal(1, sub.graph.outputs[0].aval.dtype)
     cts: list[MaybeZero] = [one]
     cts.extend(Zero(a.aval) for a in sub.graph.outputs[1:])  # aux outputs get no cotangent

@@ -382,29 +382,14 @@ def _param_names(f: Callable[..., Any]) -> list[str]:
 
 def _leaf_paths(treedef: pytree.TreeDef, names: Sequence[str], root: str = "") -> list[str]:
     """Readable names of the leaves: ``argument x``, ``argument params['w']``, ``output[1]``."""
-    out: list[str] = []
-
-    def walk(node: pytree.TreeDef, path: str) -> None:
-        if node.kind == "leaf":
-            out.append(path)
-        elif node.kind == "dict":
-            for key, child in zip(node.aux, node.children):  # type: ignore[call-overload]
-                walk(child, f"{path}[{key!r}]")
-        elif node.kind == "attrs":
-            for key, child in zip(node.aux[1], node.children):  # type: ignore[index]
-                walk(child, f"{path}.{key}")
-        else:
-            for i, child in enumerate(node.children):
-                walk(child, f"{path}[{i}]")
-
     if root:
-        walk(treedef, root)
-        return out
+        return pytree.leaf_paths(treedef, root)
     args_def, kwargs_def = treedef.children
+    out: list[str] = []
     for i, child in enumerate(args_def.children):
-        walk(child, f"argument {names[i] if i < len(names) else f'#{i}'}")
+        out += pytree.leaf_paths(child, f"argument {names[i] if i < len(names) else f'#{i}'}")
     for key, child in zip(kwargs_def.aux, kwargs_def.children):  # type: ignore[call-overload]
-        walk(child, f"argument {key}")
+        out += pytree.leaf_paths(child, f"argument {key}")
     return out
 
 

@@ -10,7 +10,7 @@ name (a string, or the Dim class a ``vmap`` was named after). Outside a pmap/vma
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import TypeAlias, TypeVar
 
 from . import pytree
 from .dims import Dim

@@ -66,37 +66,58 @@ def _leaf_avals(sub: Subgraph) -> list[Aval]:
     return [v.aval for v in sub.graph.inputs[: sub.num_leaf_inputs]]
 
 
-class custom_jvp(Generic[P, R]):  # noqa: N801 - JAX's name
-    """A function with a user-defined forward-mode rule: ``rule(primals, tangents) -> (out, tangent_out)``.
+class _CustomDerivative(Generic[P, R]):
+    """What ``custom_jvp`` and ``custom_vjp`` share: the call (staged, or compiled and cached outside staging)
+    and staging the function itself with its non-differentiable arguments split off."""
 
-    Reverse mode transposes the rule (it must be linear in the tangents, as derivatives are).
-    """
+    kind = "custom derivative"
 
-    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int]) -> None:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self.rule: Callable[..., Any] | None = None
         self.name = function_name(fun)
         self._program = _call_program(self._staged, self.name)
         self._staging_rules = False  # rules often call the function itself; inside them it is the plain function
 
-    def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
-        self.rule = rule
-        return rule
-
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if kwargs:
-            raise TypeError(f"custom_jvp function {self.name} takes positional arguments only")
+            raise TypeError(f"{self.kind} function {self.name} takes positional arguments only")
         if is_staging():
             return self._staged(*args)  # type: ignore[no-any-return]
         return self._program(*args)  # type: ignore[no-any-return]
 
     def _staged(self, *all_args: Any) -> Any:
-        loc = user_location()
-        nondiff, args, merged = _split_nondiff(all_args, self.nondiff_argnums)
-        nums = tuple(range(len(args)))
+        raise NotImplementedError
+
+    def _stage_function(
+        self, all_args: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], Callable[[Sequence[Any]], list[Any]], Subgraph]:
+        """``(nondiff args, differentiable args, merge, the function staged on the differentiable ones)``."""
+        nondiff, args, merged = _split_nondiff(self.name, all_args, self.nondiff_argnums)
         plain: Callable[..., Any] = self.fun
-        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, nums)
+        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, tuple(range(len(args))))
+        return nondiff, args, merged, fun
+
+
+class custom_jvp(_CustomDerivative[P, R]):  # noqa: N801 - JAX's name
+    """A function with a user-defined forward-mode rule: ``rule(primals, tangents) -> (out, tangent_out)``.
+
+    Reverse mode transposes the rule (it must be linear in the tangents, as derivatives are).
+    """
+
+    kind = "custom_jvp"
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
+        self.rule: Callable[..., Any] | None = None
+        super().__init__(fun, nondiff_argnums)
+
+    def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.rule = rule
+        return rule
+
+    def _staged(self, *all_args: Any) -> Any:
+        loc = user_location()
+        nondiff, args, _, fun = self._stage_function(all_args)
         if self.rule is None or self._staging_rules:
             return fun.outputs(_inline_plain(fun))
         rule_name = f"custom_jvp rule {function_name(self.rule)}"
@@ -131,46 +152,34 @@ class custom_jvp(Generic[P, R]):  # noqa: N801 - JAX's name
         return fun.outputs(outs)
 
 
-class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
+class custom_vjp(_CustomDerivative[P, R]):  # noqa: N801 - JAX's name
     """A function with a user-defined reverse-mode rule.
 
     ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, ct) -> tuple`` with one cotangent per argument
     (in its structure; None for an argument with no cotangent).
     """
 
+    kind = "custom_vjp"
+
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
-        self.name = function_name(fun)
-        self._program = _call_program(self._staged, self.name)
-        self._staging_rules = False  # rules often call the function itself; inside them it is the plain function
+        super().__init__(fun, nondiff_argnums)
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         self.fwd = fwd
         self.bwd = bwd
 
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        if kwargs:
-            raise TypeError(f"custom_vjp function {self.name} takes positional arguments only")
-        if is_staging():
-            return self._staged(*args)  # type: ignore[no-any-return]
-        return self._program(*args)  # type: ignore[no-any-return]
-
     def _staged(self, *all_args: Any) -> Any:
         loc = user_location()
-        nondiff, args, merged = _split_nondiff(all_args, self.nondiff_argnums)
-        nums = tuple(range(len(args)))
-        plain: Callable[..., Any] = self.fun
-        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, nums)
+        nondiff, args, merged, fun = self._stage_function(all_args)
         if self.fwd is None or self.bwd is None or self._staging_rules:
             return fun.outputs(_inline_plain(fun))
         fwd_name = f"custom_vjp fwd {function_name(self.fwd)}"
         bwd_name = f"custom_vjp bwd {function_name(self.bwd)}"
         with _rules_staging(self):
             fwd_fn = self.fwd
-            fwd = stage_subgraph(lambda *xs: fwd_fn(*merged(xs)), args, {}, nums)
+            fwd = stage_subgraph(lambda *xs: fwd_fn(*merged(xs)), args, {}, tuple(range(len(args))))
         tree = fwd.out_tree
         if tree.kind != "tuple" or len(tree.children) != 2 or tree.children[0] != fun.out_tree:
             raise ShapeError(
@@ -213,7 +222,7 @@ class custom_vjp(Generic[P, R]):  # noqa: N801 - JAX's name
 
 
 @contextmanager
-def _rules_staging(fn: custom_jvp[Any, Any] | custom_vjp[Any, Any]) -> Iterator[None]:
+def _rules_staging(fn: _CustomDerivative[Any, Any]) -> Iterator[None]:
     saved = fn._staging_rules
     fn._staging_rules = True
     try:
@@ -223,9 +232,11 @@ def _rules_staging(fn: custom_jvp[Any, Any] | custom_vjp[Any, Any]) -> Iterator[
 
 
 def _split_nondiff(
-    args: Sequence[Any], nondiff_argnums: Sequence[int]
+    name: str, args: Sequence[Any], nondiff_argnums: Sequence[int]
 ) -> tuple[tuple[Any, ...], tuple[Any, ...], Callable[[Sequence[Any]], list[Any]]]:
     """``(nondiff args, differentiable args, merge)`` where ``merge(diff)`` restores the original order."""
+    if any(not -len(args) <= n < len(args) for n in nondiff_argnums):
+        raise TypeError(f"{name}: nondiff_argnums {tuple(nondiff_argnums)} out of range for {len(args)} arguments")
     skip = {n % len(args) for n in nondiff_argnums} if args else set()
     nondiff = tuple(args[i] for i in sorted(skip))
     diff = tuple(a for i, a in enumerate(args) if i not in skip)

@@ -37,6 +37,30 @@ _STATIC = StaticArg()
 _SCALARS = (float, int, bool)
 
 
+def static_key(value: Any) -> Hashable:
+    """A cache key for a static value that keeps apart values Python calls equal but that stage differently
+    (``1``, ``1.0`` and ``True``, also inside tuples; ``0.0`` and ``-0.0``) and matches a nan with itself.
+    Hashing the key fails where the value is unhashable."""
+    kind = type(value)
+    if kind is float:
+        return (float, value.hex())
+    if isinstance(value, tuple):
+        return (kind, tuple(static_key(v) for v in value))
+    if kind is slice:
+        return (slice, static_key(value.start), static_key(value.stop), static_key(value.step))
+    return (kind, value)
+
+
+def hashable_static_key(value: Any, what: str) -> Hashable:
+    """``static_key(value)``, or a TypeError that names ``what`` where the value cannot key a cache."""
+    key = static_key(value)
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(f"{what} {value!r} must be hashable (it is part of the cache key)") from None
+    return key
+
+
 def call_key(
     args: tuple[Any, ...], kwargs: dict[str, Any], static_argnums: frozenset[int], scalars_dynamic: bool
 ) -> tuple[tuple[Hashable, ...], list[Any]]:
@@ -46,7 +70,7 @@ def call_key(
     if static_argnums:
         for i, x in enumerate(args):
             if i in static_argnums:
-                parts.append((_STATIC, x.hex() if type(x) is float else x))
+                parts.append((_STATIC, static_key(x)))
             else:
                 _visit(x, parts, dynamic, scalars_dynamic)
     else:
@@ -76,10 +100,8 @@ def _visit(x: Any, parts: list[Hashable], dynamic: list[Any], scalars_dynamic: b
         if scalars_dynamic:
             parts.append(kind)  # type: ignore[arg-type]  # a type is hashable
             dynamic.append(x)
-        elif kind is float:
-            parts.append((float, x.hex()))  # 0.0 == -0.0 and nan != nan: compare the exact value instead
         else:
-            parts.append((kind, x))
+            parts.append(static_key(x))
     elif kind is tuple or kind is list:
         parts.append((kind, len(x)))
         for child in x:
@@ -101,7 +123,5 @@ def _visit(x: Any, parts: list[Hashable], dynamic: list[Any], scalars_dynamic: b
             _visit(leaf, parts, dynamic, scalars_dynamic)
     elif isinstance(x, (np.ndarray, list, dict, set)) or hasattr(x, "aval"):
         raise Unsupported  # staged values, Specs, ndarray subclasses, unhashable statics
-    elif kind is slice:
-        parts.append((slice, x.start, x.stop, x.step))
     else:
-        parts.append((kind, x))  # a static value; an unhashable one fails the lookup, then the general path
+        parts.append(static_key(x))  # a static value; an unhashable one fails the lookup, then the general path

@@ -93,8 +93,6 @@ class bool_(Bool):
 ALL: tuple[type[DType], ...] = (f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, bool_)
 _BY_NUMPY: dict[np.dtype[Any], type[DType]] = {cls.numpy: cls for cls in ALL}
 
-DTypeLike = type[DType] | np.dtype[Any] | type | str
-
 
 def to_numpy(dtype: object) -> np.dtype[Any]:
     """The canonical np.dtype for a dtype class, np.dtype, numpy scalar type or name."""

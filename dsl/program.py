@@ -15,8 +15,8 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import pytree
-from .dispatch import Unsupported, call_key
-from .array import Array, Device, as_host_array, default_device, devices
+from .dispatch import Unsupported, call_key, hashable_static_key
+from .array import Array, Device, as_host_array, devices
 from .lowering import backend, emit, runtime
 from .signature import (
     DimBinder,
@@ -62,17 +62,7 @@ def _leaf_aval(leaf: Any) -> Aval:
 
 
 def _static_key(leaf: Any) -> Hashable:
-    if type(leaf) is float:
-        return (float, leaf.hex())  # 0.0 == -0.0 and nan != nan, but each must pick its own program
-    if isinstance(leaf, slice):
-        return ("slice", leaf.start, leaf.stop, leaf.step)
-    if isinstance(leaf, (list, dict, set)):
-        raise TypeError(f"static argument {leaf!r} is not hashable")
-    try:
-        hash(leaf)
-    except TypeError as exc:
-        raise TypeError(f"static argument {leaf!r} must be hashable") from exc
-    return (type(leaf), leaf)
+    return hashable_static_key(leaf, "static argument")
 
 
 class Signature:
@@ -307,25 +297,12 @@ def _spec_shape(binder: DimBinder, spec: TensorSpec, where: str) -> tuple[tuple[
 
 def _leaf_names(treedef: pytree.TreeDef, names: Sequence[str]) -> list[str]:
     """Human names of each leaf of ``(args, kwargs)``: ``x``, ``params.w``, ``batch[0]``."""
-    out: list[str] = []
-
-    def walk(node: pytree.TreeDef, path: str) -> None:
-        if node.kind == "leaf":
-            out.append(path)
-        elif node.kind == "dict":
-            for key, child in zip(node.aux, node.children):  # type: ignore[call-overload]
-                walk(child, f"{path}[{key!r}]" if path else str(key))
-        elif node.kind == "attrs":
-            for key, child in zip(node.aux[1], node.children):  # type: ignore[index]
-                walk(child, f"{path}.{key}")
-        else:
-            for i, child in enumerate(node.children):
-                walk(child, f"{path}[{i}]")
-
     args_def, kwargs_def = treedef.children
+    out: list[str] = []
     for i, child in enumerate(args_def.children):
-        walk(child, names[i] if i < len(names) else f"arg{i}")
-    walk(kwargs_def, "")
+        out += pytree.leaf_paths(child, names[i] if i < len(names) else f"arg{i}")
+    for key, child in zip(kwargs_def.aux, kwargs_def.children):  # type: ignore[call-overload]
+        out += pytree.leaf_paths(child, str(key))
     return out
 
 
@@ -635,7 +612,3 @@ def _explain_execute_error(exc: Exception, buffers: Sequence[Any]) -> None:
         raise ValueError(
             "an array donated to this call (donate_argnums) is also passed as another argument; pass a copy"
         ) from None
-
-
-def default_device_name() -> str:
-    return str(default_device())

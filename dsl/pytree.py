@@ -148,3 +148,24 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[A
 
 def structure(tree: Any) -> TreeDef:
     return flatten(tree)[1]
+
+
+def leaf_paths(treedef: TreeDef, root: str) -> list[str]:
+    """Readable names of the leaves below ``root``, for error messages: ``x['w']``, ``params.b``, ``output[1]``."""
+    out: list[str] = []
+
+    def walk(node: TreeDef, path: str) -> None:
+        if node.kind == "leaf":
+            out.append(path)
+        elif node.kind == "dict":
+            for key, child in zip(node.aux, node.children):  # type: ignore[call-overload]
+                walk(child, f"{path}[{key!r}]")
+        elif node.kind == "attrs":
+            for key, child in zip(node.aux[1], node.children):  # type: ignore[index]
+                walk(child, f"{path}.{key}")
+        else:
+            for i, child in enumerate(node.children):
+                walk(child, f"{path}[{i}]")
+
+    walk(treedef, root)
+    return out

@@ -202,19 +202,6 @@ class DimBinder:
         return Aval(tuple(shape), spec.dtype, [d.name for d in spec.dims])
 
 
-def spec_leaves(tree: Any) -> tuple[list[TensorSpec | None], pytree.TreeDef]:
-    """Flatten an annotation tree into per-leaf TensorSpecs (attrs specs become their class's structure)."""
-
-    def expand(node: Any) -> Any:
-        if isinstance(node, _AttrsSpec):
-            return {k: expand(v) for k, v in node.fields.items()}
-        if isinstance(node, tuple) and not isinstance(node, TensorSpec):
-            return tuple(expand(n) for n in node)
-        return node
-
-    return pytree.flatten(expand(tree), is_leaf=lambda n: n is None or isinstance(n, TensorSpec))
-
-
 def build_from_specs(tree: Any, make_leaf: Callable[[TensorSpec, str], Any], where: str) -> Any:
     """Instantiate an annotation tree, building each Tensor leaf with ``make_leaf`` (attrs classes rebuilt)."""
     if isinstance(tree, TensorSpec):

@@ -21,6 +21,7 @@ from . import pytree
 from .array import Array, Device, as_host_array, device_put, devices as list_devices
 from .batching import _broadcast_prefix, _leaf_paths, _out_targets, _param_names
 from .collectives import AxisName, axis_name_of
+from .dispatch import hashable_static_key
 from .lowering import emit, spmd as runtime
 from .staging import dtypes as _dt
 from .staging.axes import axis_frame
@@ -241,7 +242,7 @@ class Pmapped:
             keep = [i for i in range(host.ndim) if i != axis]
             avals.append(Aval(tuple(host.shape[i] for i in keep), _dt.canonical(host.dtype), [dims[i] for i in keep]))
         weak = [d and type(x) in (int, float, bool) for x, d in zip(leaves, dynamic)]
-        statics = tuple(_static_key(x) for x, d in zip(leaves, dynamic) if not d)
+        statics = tuple(hashable_static_key(x, "pmap(): non-array argument") for x, d in zip(leaves, dynamic) if not d)
         key = (treedef, statics, tuple(avals), tuple(axes), tuple(weak), tuple(d.id for d in devs))
         hit = self._cache.get(key)
         if hit is not None:
@@ -264,14 +265,6 @@ class Pmapped:
         while len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)
         return compiled
-
-
-def _static_key(leaf: Any) -> Hashable:
-    try:
-        hash(leaf)
-    except TypeError as exc:
-        raise TypeError(f"pmap(): non-array argument {leaf!r} must be hashable (it is part of the cache key)") from exc
-    return (type(leaf), leaf)
 
 
 __all__ = ["Pmapped", "pmap"]

@@ -17,7 +17,7 @@ from .dims import Dim
 from .dtypes import DType, bool_
 from .shape_typing import arg_reduction_method, matrix_transpose_attr, reduction_method, transpose_attr
 from .staging.errors import ConcretizationError
-from .staging.ir import Atom, Aval, format_dims
+from .staging.ir import Atom, Aval
 from .staging.source import user_location
 
 if TYPE_CHECKING:
@@ -478,10 +478,6 @@ class Traced(Tensor[DT, Unpack[Shape]]):
             "asarray",
             user_location(),
         )
-
-
-def describe_shape(aval: Aval) -> str:
-    return f"({format_dims(aval.shape, aval.dims)})"
 
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import pytree
 from .array import Array, as_host_array
-from .staging.builder import building, is_staging
+from .staging.builder import building
 from .staging.dce import close_over, dce
 from .staging.errors import TransformError
 from .staging.ir import Atom, Aval, Graph, Literal, Var
@@ -22,10 +22,6 @@ class WeakTraced(Traced[Any]):
     """A staged Python scalar: takes the dtype of the array it meets (weak typing, as in JAX)."""
 
     __slots__ = ()
-
-
-def is_array_leaf(x: object) -> bool:
-    return isinstance(x, (Tensor, np.ndarray, np.generic))
 
 
 def to_atom(x: Any) -> Atom:
@@ -92,8 +88,3 @@ def _output_atom(x: Any) -> Atom:
         "stage",
         user_location(),
     )
-
-
-def ensure_not_staging(what: str) -> None:
-    if is_staging():
-        raise RuntimeError(f"{what} cannot run while a program is being staged")

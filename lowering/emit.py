@@ -67,6 +67,11 @@ def i64_array(values: Sequence[int]) -> str:
     return "array<i64" + (": " + ", ".join(str(int(v)) for v in values) if len(values) else "") + ">"
 
 
+def int_list(values: Sequence[int]) -> str:
+    """``[1, 2]``: the axis lists inside ``#stablehlo.dot<...>``, ``gather<...>`` and ``scatter<...>``."""
+    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+
+
 def _loc_text(loc: SourceLoc | None) -> str:
     if loc is None:
         return "loc(unknown)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,7 @@ class BufferAval(tuple[tuple[int, ...], np.dtype[Any]]):
         return False
 
 
-@cache
+@lru_cache(maxsize=4096)  # one per distinct shape a process transfers: bounded, so varying shapes cannot grow it
 def buffer_aval(shape: tuple[int, ...], dtype: np.dtype[Any]) -> BufferAval:
     return BufferAval((shape, dtype))
 

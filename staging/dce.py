@@ -6,13 +6,13 @@ from .ir import Graph, Literal, Var
 
 
 def dce(graph: Graph) -> Graph:
-    """Drop equations whose outputs are never used (effectful equations are kept)."""
+    """Drop equations whose outputs are never used (primitives have no side effects)."""
     # Ids of every atom read later, literals included: all of them are alive in the graph at once, so a
     # literal's id never equals a variable's, and set operations on ``map(id, ...)`` run without Python loops.
     live: set[int] = set(map(id, graph.outputs))
     kept = []
     for eqn in reversed(graph.eqns):
-        if eqn.primitive.effectful or not live.isdisjoint(map(id, eqn.outputs)):
+        if not live.isdisjoint(map(id, eqn.outputs)):
             kept.append(eqn)
             live.update(map(id, eqn.inputs))
     if len(kept) == len(graph.eqns):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 
@@ -149,13 +149,12 @@ class Equation:
 class Graph:
     """An immutable SSA program: typed inputs, equations in order, output atoms."""
 
-    __slots__ = ("inputs", "eqns", "outputs", "_hash_key")
+    __slots__ = ("inputs", "eqns", "outputs")
 
     def __init__(self, inputs: Sequence[Var], eqns: Sequence[Equation], outputs: Sequence[Atom]) -> None:
         self.inputs = tuple(inputs)
         self.eqns = tuple(eqns)
         self.outputs = tuple(outputs)
-        self._hash_key: str | None = None
 
     @property
     def in_avals(self) -> tuple[Aval, ...]:
@@ -168,12 +167,6 @@ class Graph:
     def __str__(self) -> str:
         return GraphPrinter().graph(self)
 
-    def structural_key(self) -> str:
-        """A string that is equal for structurally equal graphs (used as a compile-cache key)."""
-        if self._hash_key is None:
-            self._hash_key = GraphPrinter(with_locs=True).graph(self)
-        return self._hash_key
-
 
 def _var_names() -> Iterator[str]:
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -185,8 +178,7 @@ def _var_names() -> Iterator[str]:
 class GraphPrinter:
     """Readable listing of a graph, one equation per line with types and the user's source line."""
 
-    def __init__(self, with_locs: bool = True) -> None:
-        self.with_locs = with_locs
+    def __init__(self) -> None:
         self.names: dict[int, str] = {}
         self.fresh = _var_names()
 
@@ -215,7 +207,7 @@ class GraphPrinter:
         params = self.params(eqn.params, indent)
         ins = " ".join(self.name(a) for a in eqn.inputs)
         text = f"{indent}{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
-        if self.with_locs and eqn.loc is not None:
+        if eqn.loc is not None:
             text += f"    # {eqn.loc}"
         return text
 
@@ -241,6 +233,3 @@ def _param_text(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"array{value.shape}"
     return repr(value)
-
-
-EMPTY_PARAMS: Final[Mapping[str, Any]] = {}

@@ -28,24 +28,13 @@ Rule = Callable[..., Any]
 
 
 class Primitive:
-    __slots__ = (
-        "name", "multiple_results", "shape", "jvp", "vjp", "vjp_forward", "batch", "differentiable", "effectful"
-    )
+    __slots__ = ("name", "multiple_results", "shape", "jvp", "vjp", "vjp_forward", "batch", "differentiable")
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        multiple_results: bool = False,
-        differentiable: bool = True,
-        effectful: bool = False,
-    ) -> None:
+    def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True) -> None:
         self.name = name
         self.multiple_results = multiple_results
         # False for primitives whose outputs are never differentiable (integer or boolean outputs only).
         self.differentiable = differentiable
-        # Effectful equations are never removed by dead-code elimination.
-        self.effectful = effectful
         self.shape: ShapeRule | None = None
         self.jvp: Rule | None = None
         self.vjp: Rule | None = None

@@ -25,6 +25,8 @@ def _numpy_dirs() -> tuple[str, ...]:
 
 
 _LIBRARY_DIRS: Final = _library_dirs() + _numpy_dirs()
+# Frames of context managers and functools wrappers sit between library code and the user's line.
+_STDLIB_WRAPPERS: Final = frozenset({"contextlib.py", "functools.py"})
 _is_library: dict[str, bool] = {}
 
 
@@ -34,7 +36,7 @@ def is_library_file(filename: str) -> bool:
         known = (
             os.path.abspath(filename).startswith(_LIBRARY_DIRS)
             or filename.startswith("<frozen")
-            or filename.endswith(("contextlib.py", "functools.py"))
+            or os.path.basename(filename) in _STDLIB_WRAPPERS
         )
         _is_library[filename] = known
     return known

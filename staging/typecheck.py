@@ -31,8 +31,6 @@ def _nested_graphs(values: Any) -> Iterator[Graph]:
             yield value
         elif isinstance(value, (tuple, list)):
             yield from _nested_graphs(value)
-        elif hasattr(value, "graph") and isinstance(value.graph, Graph):  # closed graphs carried with metadata
-            yield value.graph
 
 
 def _check_flat(graph: Graph) -> None:

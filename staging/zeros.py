@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+from . import dtypes
 from .ir import Atom, Aval
 
 
@@ -24,3 +25,8 @@ MaybeZero: TypeAlias = "Atom | Zero"
 
 def is_zero(x: object) -> bool:
     return isinstance(x, Zero)
+
+
+def has_tangent(aval: Aval) -> bool:
+    """Only floating-point values carry tangents and cotangents; integer and boolean paths are always Zero."""
+    return dtypes.is_float(aval.dtype)

@@ -89,6 +89,25 @@ def _sort_ref(keys: np.ndarray, values: np.ndarray, dimension: int) -> tuple[np.
     return np.take_along_axis(keys, order, dimension), np.take_along_axis(values, order, dimension)
 
 
+def _bounds_crossed(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    """clamp(lo, x, hi) with lo > hi is hi everywhere (min(max(x, lo), hi)), for x below lo too."""
+    x = rng.standard_normal((3, 4)).astype(dtype)
+    return [np.asarray(0.3, dtype), x, np.asarray(-0.3, dtype)]
+
+
+def _signed_nans_and_zeros(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    keys = np.array([1.0, np.copysign(np.nan, -1.0), 0.0, -0.0, -1.0, np.nan, -0.0, -np.inf], dtype)
+    return [keys, rng.standard_normal(keys.shape).astype(dtype)]
+
+
+def _several_nans(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    x = rng.standard_normal((3, 64)).astype(dtype)
+    x[0, [5, 40]] = np.nan
+    x[1, [0, 63]] = np.nan
+    x[2, [31, 32, 33]] = np.nan
+    return [x]
+
+
 def _argmax_ref(x: np.ndarray, *, axis: int, index_dtype: Any) -> np.ndarray:
     return np.argmax(x, axis=axis)
 
@@ -154,7 +173,8 @@ CASES: dict[str, list[Case]] = {
         Case(_shift_amounts, lambda x, s: (x.view(np.uint32) >> s.view(np.uint32)).view(x.dtype), dtypes=INTS)
     ],
     "select": [Case(with_first(_predicate, (3, 4), (3, 4), (3, 4)), np.where, dtypes=NUMERIC)],
-    "clamp": [Case(operands((), (3, 4), ()), lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), dtypes=NUMERIC)],
+    "clamp": [Case(operands((), (3, 4), ()), lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), dtypes=NUMERIC),
+              Case(_bounds_crossed, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), label="lo above hi")],
     "convert": [
         Case(normal(3, 4), lambda x, new_dtype: np.trunc(x).astype(np.int32), {"new_dtype": np.dtype(np.int32)}),
         Case(normal(3, 4), lambda x, new_dtype: x.astype(np.float64), {"new_dtype": np.dtype(np.float64)},
@@ -174,7 +194,9 @@ CASES: dict[str, list[Case]] = {
     "reduce_min": [Case(normal(3, 4), lambda x, axes: x.min(axis=axes), {"axes": (0, 1)}, dtypes=NUMERIC)],
     "reduce_prod": [Case(normal(3, 4), lambda x, axes: x.prod(axis=axes), {"axes": (0,)}, dtypes=NUMERIC)],
     "argmax": [Case(lambda rng, dtype: _ties(rng, dtype)[:1], _argmax_ref, {"axis": 1, "index_dtype": np.dtype(np.int32)},
-                    dtypes=NUMERIC, label="ties pick the first")],
+                    dtypes=NUMERIC, label="ties pick the first"),
+               Case(_several_nans, _argmax_ref, {"axis": 1, "index_dtype": np.dtype(np.int32)},
+                    label="the first of several NaNs")],
     "argmin": [Case(normal(3, 4), _argmin_ref, {"axis": 0, "index_dtype": np.dtype(np.int32)}, dtypes=NUMERIC)],
     "dot_general": [
         Case(operands((3, 4), (4, 5)), lambda a, b, **p: a @ b, {"contracting": ((1,), (0,)), "batch": ((), ())},
@@ -185,7 +207,9 @@ CASES: dict[str, list[Case]] = {
              label="vector"),
     ],
     "sort": [Case(operands((3, 5), (3, 5)), lambda k, v, dimension: _sort_ref(k, v, dimension), {"dimension": 1},
-                  dtypes=("float32", "float64", "int32", "uint32"), label="key-value")],
+                  dtypes=("float32", "float64", "int32", "uint32"), label="key-value"),
+             Case(_signed_nans_and_zeros, lambda k, v, dimension: _sort_ref(k, v, dimension), {"dimension": 0},
+                  dtypes=("float32",), label="NaNs last, zeros stable")],
 }
 
 

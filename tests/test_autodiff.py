@@ -571,3 +571,9 @@ def test_nondiff_argnums(rng: np.random.Generator) -> None:
     x = rng.standard_normal(3)
     np.testing.assert_allclose(np.asarray(ts.grad(lambda x: tnp.sum(apply(tnp.sin, x)))(x)), np.full(3, 10.0))
     np.testing.assert_allclose(np.asarray(ts.grad(lambda x: tnp.sum(power(x, 3)))(x)), 3 * x**2, rtol=1e-12)
+
+
+def test_nondiff_argnums_out_of_range_is_an_error() -> None:
+    scaled = ts.custom_jvp(lambda x, y: x * y, nondiff_argnums=(3,))  # not wrapped round to argument 1
+    with pytest.raises(TypeError, match=r"nondiff_argnums \(3,\) out of range for 2 arguments"):
+        scaled(np.float32(2), np.float32(3))

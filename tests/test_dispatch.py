@@ -200,3 +200,17 @@ def test_static_floats_are_keyed_by_their_exact_value() -> None:
     for _ in range(2):
         assert np.isnan(np.asarray(fill(x, float("nan")))).all()
     assert len(fill._cache) == 1  # nan != nan, yet one program serves every nan
+
+
+
+def test_static_values_python_calls_equal_pick_their_own_programs() -> None:
+    x = ts.asarray(np.zeros(2, np.float32))
+
+    def first_type(v: Tensor[f32, N], s: object) -> Tensor[f32, N]:
+        leaf = s[0] if isinstance(s, tuple) else s
+        return v + {bool: 1.0, int: 2.0, float: 3.0}[type(leaf)]
+
+    tag = ts.Program(first_type, static_argnums=(1,))
+    # 1 == True and (1,) == (True,) == (1.0,) in Python, but each stages its own program
+    for value, expected in [(1, 2.0), (True, 1.0), ((1,), 2.0), ((True,), 1.0), ((1.0,), 3.0)] * 2:
+        assert np.asarray(tag(x, value)).tolist() == [expected] * 2, value

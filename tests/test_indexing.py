@@ -71,6 +71,15 @@ def test_staged_scalar_index_wraps_negatives_and_clamps(rng: np.random.Generator
         np.testing.assert_array_equal(np.asarray(f(x, np.int32(i))), want)
 
 
+
+def test_narrow_staged_indices_reach_every_element() -> None:
+    x = np.arange(200, dtype=np.float32)  # longer than an i8 index can count
+    read = ts.program(lambda x, i: x[i])
+    write = ts.program(lambda x, i: x.at[i].set(-1.0))
+    for i in (np.int8(5), np.int8(-1), np.int8(-128), np.int16(-1), np.uint8(199)):
+        assert float(np.asarray(read(x, i))) == x[int(i)]
+        assert np.asarray(write(x, i))[int(i)] == -1.0
+
 def test_staged_index_arrays(rng: np.random.Generator) -> None:
     x = rng.standard_normal((5, 3)).astype(np.float32)
     idx = np.array([[4, -1], [0, -5]], dtype=np.int32)

@@ -22,7 +22,7 @@ import pytest
 import tensorstage as ts
 from tensorstage import Dim
 from tensorstage import numpy as tnp
-from tensorstage.staging.errors import ShapeError, TransformError
+from tensorstage.staging.errors import DTypeError, ShapeError, TransformError
 
 import spmd_cases
 from spmd_cases import N, OPS, data, numerical_grad, per_member_grad
@@ -166,7 +166,7 @@ def test_bad_permutation_is_a_shape_error() -> None:
 
 
 def test_pmean_of_integers_is_refused() -> None:
-    with pytest.raises(ShapeError, match="floating-point"):
+    with pytest.raises(DTypeError, match="floating-point"):
         ts.vmap(lambda x: ts.pmean(x, "i"), axis_name="i")(np.ones((2, 3), np.int32))
 
 

@@ -74,6 +74,15 @@ def test_key_words_for_python_seeds() -> None:
     assert ts.random.key(0).dtype == np.uint32
 
 
+@pytest.mark.parametrize("seed", [-5, -1, 0, 7, 2**31 - 1])
+def test_a_seed_gives_one_key_staged_or_not(seed: int) -> None:
+    expected = np.asarray(ts.random.key(seed)).tolist()
+    from_program = ts.program(lambda s: ts.random.key(s))
+    assert np.asarray(from_program(seed)).tolist() == expected  # a Python int staged as an i32 scalar
+    for dtype in (np.int32, np.int64):
+        assert np.asarray(ts.random.key(ts.asarray(dtype(seed)))).tolist() == expected
+
+
 def test_bits_split_and_fold_in_match_the_numpy_reference() -> None:
     key = ts.random.key(1234)
     host = np.asarray(key)

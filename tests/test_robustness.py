@@ -888,6 +888,19 @@ def test_out_of_memory_sizes_raise_instead_of_aborting() -> None:
     expect_error(outcome(lambda: tnp.reshape(four, (2**62, 2**2, 0))), "reshape")
 
 
+
+def test_float_sizes_raise_instead_of_truncating() -> None:
+    """NumPy refuses a float size or pad width; truncating one silently (or passing it to XLA, which crashes on it)
+    would hide the mistake."""
+    x: Any = np.ones((2, 3), np.float32)
+    labels: Any = np.array([0, 1], np.int32)
+    expect_error(outcome(lambda: tnp.reshape(x, (-1, 1.5))), "reshape", (TypeError,))
+    expect_error(outcome(lambda: tnp.broadcast_to(x, (4, 2.5, 3))), "broadcast_to", (TypeError,))
+    expect_error(outcome(lambda: tnp.pad(x, 1.5)), "pad", (TypeError,))
+    expect_error(outcome(lambda: tnp.split(x, [1.5], axis=1)), "split", (TypeError,))
+    expect_error(outcome(lambda: ts.nn.one_hot(labels, 2.5)), "one_hot", (TypeError,))
+    expect_error(outcome(lambda: ts.nn.erf(labels)), "erf", (ts.DTypeError,))
+
 def test_numpy_integer_sizes_are_static() -> None:
     """``tnp.zeros(x.shape[0])`` with a NumPy array ``x`` passes NumPy integers: they are sizes, not inputs."""
     n: Any = np.int64(3)

@@ -8,11 +8,7 @@ from typing import Any
 from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import gather_scatter as G
-from ..emit import Emitter, Value, i64_array, lowers
-
-
-def _ints(values: Sequence[int]) -> str:
-    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+from ..emit import Emitter, Value, i64_array, int_list, lowers
 
 
 @lowers(G.gather_p)
@@ -21,11 +17,11 @@ def _gather(
 ) -> list[Value]:
     dn = dimension_numbers
     numbers = (
-        f"#stablehlo.gather<offset_dims = {_ints(dn.offset_dims)}, "
-        f"collapsed_slice_dims = {_ints(dn.collapsed_slice_dims)}, "
-        f"operand_batching_dims = {_ints(dn.operand_batching_dims)}, "
-        f"start_indices_batching_dims = {_ints(dn.start_indices_batching_dims)}, "
-        f"start_index_map = {_ints(dn.start_index_map)}, index_vector_dim = {dn.index_vector_dim}>"
+        f"#stablehlo.gather<offset_dims = {int_list(dn.offset_dims)}, "
+        f"collapsed_slice_dims = {int_list(dn.collapsed_slice_dims)}, "
+        f"operand_batching_dims = {int_list(dn.operand_batching_dims)}, "
+        f"start_indices_batching_dims = {int_list(dn.start_indices_batching_dims)}, "
+        f"start_index_map = {int_list(dn.start_index_map)}, index_vector_dim = {dn.index_vector_dim}>"
     )
     props = f"dimension_numbers = {numbers}, slice_sizes = {i64_array(slice_sizes)}, indices_are_sorted = false"
     return em.op("stablehlo.gather", args, outs, props)
@@ -47,11 +43,11 @@ def _scatter(
 ) -> list[Value]:
     dn = dimension_numbers
     numbers = (
-        f"#stablehlo.scatter<update_window_dims = {_ints(dn.update_window_dims)}, "
-        f"inserted_window_dims = {_ints(dn.inserted_window_dims)}, "
-        f"input_batching_dims = {_ints(dn.input_batching_dims)}, "
-        f"scatter_indices_batching_dims = {_ints(dn.scatter_indices_batching_dims)}, "
-        f"scatter_dims_to_operand_dims = {_ints(dn.scatter_dims_to_operand_dims)}, "
+        f"#stablehlo.scatter<update_window_dims = {int_list(dn.update_window_dims)}, "
+        f"inserted_window_dims = {int_list(dn.inserted_window_dims)}, "
+        f"input_batching_dims = {int_list(dn.input_batching_dims)}, "
+        f"scatter_indices_batching_dims = {int_list(dn.scatter_indices_batching_dims)}, "
+        f"scatter_dims_to_operand_dims = {int_list(dn.scatter_dims_to_operand_dims)}, "
         f"index_vector_dim = {dn.index_vector_dim}>"
     )
     scalar = Aval((), outs[0].dtype)

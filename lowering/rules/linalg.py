@@ -7,11 +7,7 @@ from typing import Any
 
 from ...staging.ir import Aval
 from ...staging.primitives import linalg as L
-from ..emit import Emitter, Value, lowers
-
-
-def _ints(values: Sequence[int]) -> str:
-    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+from ..emit import Emitter, Value, int_list, lowers
 
 
 _PROPS_TEXT: dict[Any, str] = {}  # dimension-numbers text by (contracting, batch); bounded
@@ -26,8 +22,8 @@ def _dot_general(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, co
     if props is None:
         (lhs_c, rhs_c), (lhs_b, rhs_b) = contracting, batch
         numbers = (
-            f"#stablehlo.dot<lhs_batching_dimensions = {_ints(lhs_b)}, rhs_batching_dimensions = {_ints(rhs_b)}, "
-            f"lhs_contracting_dimensions = {_ints(lhs_c)}, rhs_contracting_dimensions = {_ints(rhs_c)}>"
+            f"#stablehlo.dot<lhs_batching_dimensions = {int_list(lhs_b)}, rhs_batching_dimensions = {int_list(rhs_b)}, "
+            f"lhs_contracting_dimensions = {int_list(lhs_c)}, rhs_contracting_dimensions = {int_list(rhs_c)}>"
         )
         props = f"dot_dimension_numbers = {numbers}"
         try:

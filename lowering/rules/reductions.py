@@ -68,12 +68,16 @@ def _arg_reduce_rule(direction: str) -> Any:
 
         def body(r: Emitter, a: list[Value]) -> list[Value]:
             x1, i1, x2, i2 = a
-            # NumPy semantics: the first NaN wins, then the first extremum.
+            # NumPy semantics: the first NaN wins, then the first extremum. Two NaNs tie, so the lower index
+            # wins whatever order the reduction visits them in (GPU reductions combine out of order).
             better = compare(r, x1, x2, direction)
-            if dtypes.is_float(dtype):
-                is_nan = compare(r, x1, x1, "NE")
-                better = r.op("stablehlo.or", [better, is_nan], [Aval((), dtypes.BOOL)])[0]
             tie = compare(r, x1, x2, "EQ")
+            if dtypes.is_float(dtype):
+                flag = Aval((), dtypes.BOOL)
+                x1_nan, x2_nan = compare(r, x1, x1, "NE"), compare(r, x2, x2, "NE")
+                better = r.op("stablehlo.or", [better, x1_nan], [flag])[0]
+                both_nan = r.op("stablehlo.and", [x1_nan, x2_nan], [flag])[0]
+                tie = r.op("stablehlo.or", [tie, both_nan], [flag])[0]
             first = r.op("stablehlo.minimum", [i1, i2], [index_scalar])[0]
             best_x = r.op("stablehlo.select", [better, x1, x2], [scalar])[0]
             pick = r.op("stablehlo.select", [better, i1, i2], [index_scalar])[0]

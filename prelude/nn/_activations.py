@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType, Floating
 from ...tensor import Tensor
 from ..numpy import abs, exp, logsumexp, sigmoid, sign, tanh, where
-from ..numpy._core import as_tensor, dtype_error, normalize_axes, op
-from ...staging import dtypes as _dt
+from ..numpy._core import float_operand, normalize_axes, op
 
 DT = TypeVar("DT", bound=DType)
 FT = TypeVar("FT", bound=Floating)
 Shape = TypeVarTuple("Shape")
-
-
-def _float(name: str, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
-    t = as_tensor(x)
-    if not _dt.is_float(t.aval.dtype):
-        raise dtype_error(name, f"{name} needs a floating-point operand, got {t.aval}; convert it with .astype(f32)")
-    return t
 
 
 @op
@@ -34,22 +26,23 @@ def relu(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
 @op
 def silu(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     """``x * sigmoid(x)`` (also called swish)."""
-    return _float("silu", x) * sigmoid(x)
+    return float_operand("silu", x) * sigmoid(x)
 
 
 @op
 def gelu(x: Tensor[FT, Unpack[Shape]], approximate: bool = True) -> Tensor[FT, Unpack[Shape]]:
     """The Gaussian error linear unit; ``approximate=True`` is the tanh form, False the erf form."""
-    t = _float("gelu", x)
+    t = float_operand("gelu", x)
     if approximate:
         inner = math.sqrt(2.0 / math.pi) * (t + 0.044715 * t * t * t)
         return 0.5 * t * (1.0 + tanh(inner))
     return 0.5 * t * (1.0 + erf(t * (1.0 / math.sqrt(2.0))))
 
 
+@op
 def erf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     """The error function, by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
-    a = abs(x)
+    a = abs(float_operand("erf", x))
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     return sign(x) * (1.0 - poly * exp(-a * a))
@@ -68,6 +61,6 @@ def softmax(x: Tensor[FT, Unpack[Shape]], axis: int | type = -1) -> Tensor[FT, U
 
 
 def _log_softmax(op_name: str, x: Tensor[FT, Unpack[Shape]], axis: int | type) -> Tensor[FT, Unpack[Shape]]:
-    t = _float(op_name, x)
+    t = float_operand(op_name, x)
     (index,) = normalize_axes(op_name, axis, t, allow_none=False)
     return t - logsumexp(t, axis=index, keepdims=True)

@@ -13,9 +13,8 @@ from typing_extensions import Unpack
 
 from ...dtypes import Floating, f32
 from ...tensor import Tensor
-from ..numpy._core import op, shape_error
+from ..numpy._core import ShapeLike, op, parse_shape, shape_error
 from ..random import Key, normal, uniform
-from ..numpy._core import ShapeLike, parse_shape
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 

@@ -14,7 +14,7 @@ from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import iota
 from ...tensor import Tensor
 from ..numpy import mean, sum
-from ..numpy._core import as_tensor, describe, dtype_error, op, shape_error, wrap
+from ..numpy._core import as_tensor, describe, dtype_error, op, parse_shape, shape_error, wrap
 from ._activations import log_softmax
 
 DT = TypeVar("DT", bound=DType)
@@ -29,7 +29,8 @@ def one_hot(labels: Tensor[Any, Unpack[S_]], num_classes: int, dtype: type[Float
     t = as_tensor(labels)
     if not _dt.is_integer(t.aval.dtype):
         raise dtype_error("one_hot", f"labels must be integers, got {describe(labels)}")
-    shape = (*t.aval.shape, num_classes)
+    (classes_size,), _ = parse_shape("one_hot", (num_classes,))  # an int >= 0: XLA would crash on a float size
+    shape = (*t.aval.shape, classes_size)
     dims = (*t.aval.dims, None)
     spread = S.broadcast_in_dim(t.atom, shape, tuple(range(t.aval.ndim)), dims)
     classes = iota(t.aval.dtype, shape, t.aval.ndim, dims)

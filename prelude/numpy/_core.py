@@ -11,7 +11,7 @@ from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 
-from ...array import Array, as_host_array
+from ...array import as_host_array
 from ...dims import Dim
 from ...program import Program
 from ...staging import dtypes as _dt
@@ -43,7 +43,6 @@ def op(fn: F) -> F:
         except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
             raise _named(exc, name) from exc
 
-    wrapper.eager_program = eager  # type: ignore[attr-defined]
     return cast(F, wrapper)
 
 
@@ -183,7 +182,7 @@ def broadcast_shapes(op_name: str, avals: Sequence[Aval]) -> Aval:
             offset = axis - (rank - a.ndim)
             if offset < 0:
                 continue
-            n, d = a.shape[offset], a.dims[offset]
+            n = a.shape[offset]
             if n != 1 and size != 1 and n != size:
                 raise shape_error(op_name, f"shapes {_shapes(avals)} do not broadcast: axis sizes {size} and {n}")
             if n != 1:
@@ -283,18 +282,20 @@ def normalize_axes(op_name: str, axis: Any, x: Tensor[Any], *, allow_none: bool 
     return tuple(out)
 
 
+def float_operand(op_name: str, x: Any) -> Traced[Any]:
+    """``x`` as a staged tensor, after checking it is floating-point (ops that never convert dtypes for the user)."""
+    t = as_tensor(x)
+    if not _dt.is_float(t.aval.dtype):
+        message = f"{op_name} needs a floating-point operand, got {t.aval}; convert it with .astype(f32)"
+        raise dtype_error(op_name, message)
+    return t
+
+
 def as_tensor(x: Any) -> Traced[Any]:
     """Any tensor-like operand as a staged tensor (inside an op body)."""
     if isinstance(x, Traced):
         return x
     return wrap(atom(x))
-
-
-def is_array_like(x: object) -> bool:
-    return isinstance(x, (Tensor, np.ndarray, np.generic, int, float, bool, list, tuple))
-
-
-__all__ = ["Array"]
 
 
 ShapeLike: TypeAlias = "int | type[Dim] | Sequence[int | type[Dim]]"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast, overload
 
 import numpy as np
@@ -11,7 +11,7 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType, f32, to_numpy
 from ...staging import dtypes as _dt
-from ...staging.ir import Aval, DimName, literal
+from ...staging.ir import Aval, literal
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
 from ._core import ShapeLike, as_tensor, op, parse_shape, shape_error, wrap
@@ -80,9 +80,6 @@ def _static_op(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if fn.__name__ == "full" and len(args) > 1 and isinstance(args[1], np.generic) and "dtype" not in kwargs:
-            kwargs["dtype"] = args[1].dtype if len(args) < 3 else args[2]  # NumPy: the fill value's dtype
-            args = args[:2]
         return staged(*_python(args), **{k: _python(v) if k != "dtype" else v for k, v in kwargs.items()})
 
     return cast(F, wrapper)
@@ -92,8 +89,14 @@ def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[A
     return default if dtype is None else to_numpy(dtype)
 
 
-@_static_op
 def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
+    if dtype is None and isinstance(fill_value, np.generic):
+        dtype = fill_value.dtype  # NumPy: the fill value's dtype (lost once _static_op makes it a Python scalar)
+    return _full(shape, fill_value, dtype)
+
+
+@_static_op
+def _full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any) -> AnyTensor:
     sizes, names = parse_shape("full", shape)
     if type(fill_value) not in (int, float, bool) and not isinstance(fill_value, (np.number, np.bool_)):
         raise TypeError(f"full: fill_value must be a Python or NumPy scalar, got {fill_value!r}")
@@ -169,10 +172,15 @@ def array(x: Any, dtype: type[DType] | Any = None) -> AnyTensor:
     if isinstance(x, Tensor):
         return x if dtype is None else _astype(x, dtype)
     if is_staging():
-        host = np.asarray(x)
-        target = _dtype(dtype, _dt.canonical(host.dtype))
-        return wrap(literal(host, target))
+        return _array(x, dtype)
     return asarray(x, dtype)
+
+
+@op
+def _array(x: Any, dtype: type[DType] | Any) -> AnyTensor:
+    """A host value as a graph constant (the op wrapper names ``array`` in errors about ``x``)."""
+    host = np.asarray(x)
+    return wrap(literal(host, _dtype(dtype, _dt.canonical(host.dtype))))
 
 
 def _astype(x: AnyTensor, dtype: Any) -> AnyTensor:

@@ -80,6 +80,8 @@ def _bool_error(op_name: str, what: str) -> Exception:
 def _wrap_negative(i: Atom, n: int) -> Atom:
     if not _dt.is_signed(i.aval.dtype):
         return i
+    if i.aval.dtype.itemsize < INDEX.itemsize:
+        i = E.convert(i, INDEX)  # the axis size may not fit an i8 or i16 index
     return E.select(E.lt(i, E.scalar(0, i)), E.add(i, E.scalar(n, i)), i)
 
 

@@ -132,7 +132,8 @@ def _split_points(op_name: str, n: int, sections: int | Sequence[int], exact: bo
         base, extra = divmod(n, k)
         sizes = [base + (i < extra) for i in range(k)]
         return list(np.cumsum([0, *sizes]))
-    return [0, *[min(max(int(i) if i >= 0 else n + int(i), 0), n) for i in sections], n]
+    points = [operator.index(i) for i in sections]
+    return [0, *[min(max(i if i >= 0 else n + i, 0), n) for i in points], n]
 
 
 def _split(op_name: str, x: Any, sections: int | Sequence[int], axis: int, exact: bool) -> list[AnyTensor]:
@@ -162,7 +163,10 @@ def pad(x: AnyTensor, pad_width: Any, mode: str = "constant", constant_values: f
     if mode != "constant":
         raise shape_error("pad", f"mode {mode!r} is not supported; only mode='constant' is")
     rank = t.aval.ndim
-    widths = np.asarray(pad_width, dtype=np.int64)
+    widths = np.asarray(pad_width)
+    if widths.size and widths.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width {pad_width!r} must be integers")
+    widths = widths.astype(np.int64)
     if (widths < 0).any():
         raise shape_error("pad", f"pad_width {pad_width!r} must be non-negative")
     if widths.ndim == 0:

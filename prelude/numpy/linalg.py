@@ -10,7 +10,6 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType
 from ...op_signatures import as_matmul
-
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import linalg as L
 from ...staging.primitives import structural as S

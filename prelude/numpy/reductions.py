@@ -17,7 +17,7 @@ from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
 from ...shape_typing import as_arg_reduction, as_reduction
 from ...tensor import Tensor, Traced
-from ._core import as_tensor, dtype_error, normalize_axes, op, shape_error, wrap
+from ._core import as_tensor, float_operand, normalize_axes, op, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 Axis = int | type | Sequence[int | type] | None
@@ -87,13 +87,6 @@ amax = max
 amin = min
 
 
-def _float_input(name: str, x: Any) -> Traced[Any]:
-    t = as_tensor(x)
-    if not _dt.is_float(t.aval.dtype):
-        raise dtype_error(name, f"{name} needs a floating-point operand, got {t.aval}; use .astype(f32) first")
-    return t
-
-
 def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
     n = 1
     for a in axes:
@@ -104,7 +97,7 @@ def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
 @as_reduction
 @op
 def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
-    t = _float_input("mean", x)
+    t = float_operand("mean", x)
     axes = normalize_axes("mean", axis, t)
     total = _keep(t.atom, R.reduce_sum(t.atom, axes), axes, keepdims)
     return wrap(E.div(total, E.scalar(_count(t, axes), total)))
@@ -112,7 +105,7 @@ def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
 
 @op
 def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
-    t = _float_input("var", x)
+    t = float_operand("var", x)
     axes = normalize_axes("var", axis, t)
     centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
     squares = _keep(t.atom, R.reduce_sum(E.mul(centered, centered), axes), axes, keepdims)
@@ -158,7 +151,7 @@ def argmin(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
     return _arg_reduce("argmin", R.argmin_p, x, axis)
 
 
-def _bool_input(name: str, x: Any) -> Traced[Any]:
+def _bool_input(x: Any) -> Traced[Any]:
     t = as_tensor(x)
     if t.aval.dtype != _dt.BOOL:
         return wrap(bind(E.ne_p, t.atom, E.scalar(0, t.atom)))
@@ -167,12 +160,12 @@ def _bool_input(name: str, x: Any) -> Traced[Any]:
 
 @op
 def all(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
-    return _reduce("all", R.reduce_min, _bool_input("all", x), axis, keepdims)
+    return _reduce("all", R.reduce_min, _bool_input(x), axis, keepdims)
 
 
 @op
 def any(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
-    return _reduce("any", R.reduce_max, _bool_input("any", x), axis, keepdims)
+    return _reduce("any", R.reduce_max, _bool_input(x), axis, keepdims)
 
 
 @as_reduction
@@ -180,7 +173,7 @@ def any(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  
 def logsumexp(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     """``log(sum(exp(x)))`` computed stably: the (finite) max is subtracted first and added back, so its
     gradient contributions cancel exactly."""
-    t = _float_input("logsumexp", x)
+    t = float_operand("logsumexp", x)
     axes = normalize_axes("logsumexp", axis, t)
     peak = R.reduce_max(t.atom, axes)
     finite_peak = E.select(bind(E.is_finite_p, peak), peak, E.scalar(0, peak))

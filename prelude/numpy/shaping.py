@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar, overload
 
@@ -14,7 +15,7 @@ from ...dtypes import DType
 from ...staging.ir import Aval, DimName
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import as_tensor, describe, normalize_axes, op, shape_error, wrap
+from ._core import as_tensor, describe, normalize_axes, op, parse_shape, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 DT = TypeVar("DT", bound=DType)
@@ -74,7 +75,7 @@ def _requested_shape(t: Tensor[Any, Unpack[AnyShape]], items: Sequence[Any]) -> 
                 sizes.append(item.size if item.size is not None else -1)
             names.append(name)
         else:
-            sizes.append(int(item))
+            sizes.append(operator.index(item))  # a float size is a mistake, not a size to truncate
             names.append(None)
     return sizes, names
 
@@ -230,11 +231,7 @@ def _bad_axis(axis: int, rank: int) -> int:
 def broadcast_to(x: Tensor[DT, Unpack[Sh]], shape: Sequence[int]) -> Tensor[DT, Unpack[AnyShape]]:
     """Broadcast to ``shape`` with NumPy's rules (leading axes may be added)."""
     t = as_tensor(x)
-    target = tuple(int(n) for n in (shape if isinstance(shape, (tuple, list)) else (shape,)))
-    if any(n < 0 for n in target):
-        raise shape_error("broadcast_to", f"cannot broadcast {describe(t)} to {target}: a size is negative")
-    if math.prod(n for n in target if n) >= 2**59:  # XLA aborts the process on extents past int64
-        raise shape_error("broadcast_to", f"shape {target} is too big")
+    target, _ = parse_shape("broadcast_to", shape)
     if len(target) < t.aval.ndim:
         raise shape_error("broadcast_to", f"cannot broadcast {describe(t)} to the lower-rank shape {target}")
     offset = len(target) - t.aval.ndim

@@ -20,7 +20,9 @@ from ...staging.ir import Atom
 from ...staging.primitive import Primitive
 from ...staging.primitives import elementwise as E
 from ...tensor import Tensor, Traced
-from ._core import as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, op, result_dtype, wrap
+from ._core import (
+    as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap,
+)
 
 DT = TypeVar("DT", bound=DType)
 DT2 = TypeVar("DT2", bound=DType)
@@ -40,15 +42,6 @@ def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tu
 
 def _unary(prim: Primitive, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return wrap(bind(prim, as_tensor(x).atom))
-
-
-def _float_operand(name: str, x: Any) -> Atom:
-    t = as_tensor(x)
-    if not _dt.is_float(t.aval.dtype):
-        raise dtype_error(
-            name, f"{name} needs a floating-point operand, got {t.aval}; convert it first with .astype(f32)"
-        )
-    return t.atom
 
 
 # ----------------------------------------------------------------------------------------------- arithmetic
@@ -192,7 +185,7 @@ def square(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
 
 @op
 def reciprocal(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = _float_operand("reciprocal", x)
+    a = float_operand("reciprocal", x).atom
     return wrap(E.div(E.scalar(1, a), a))
 
 
@@ -201,7 +194,7 @@ def reciprocal(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 
 def _float_unary(name: str, prim: Primitive) -> FloatUnary:
     def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-        return wrap(bind(prim, _float_operand(name, x)))
+        return wrap(bind(prim, float_operand(name, x).atom))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of a floating-point tensor."
@@ -226,19 +219,19 @@ sigmoid = _float_unary("sigmoid", E.logistic_p)
 
 @op
 def tan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = _float_operand("tan", x)
+    a = float_operand("tan", x).atom
     return wrap(E.div(E.sin(a), E.cos(a)))
 
 
 @op
 def log2(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = _float_operand("log2", x)
+    a = float_operand("log2", x).atom
     return wrap(E.div(E.log(a), E.scalar(float(np.log(2.0)), a)))
 
 
 @op
 def log10(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = _float_operand("log10", x)
+    a = float_operand("log10", x).atom
     return wrap(E.div(E.log(a), E.scalar(float(np.log(10.0)), a)))
 
 
@@ -299,18 +292,18 @@ def logical_not(x: Tensor[bool_, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]
 
 @op
 def isfinite(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    return wrap(bind(E.is_finite_p, _float_operand("isfinite", x)))
+    return wrap(bind(E.is_finite_p, float_operand("isfinite", x).atom))
 
 
 @op
 def isnan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    a = _float_operand("isnan", x)
+    a = float_operand("isnan", x).atom
     return wrap(bind(E.ne_p, a, a))
 
 
 @op
 def isinf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    a = _float_operand("isinf", x)
+    a = float_operand("isinf", x).atom
     finite = bind(E.is_finite_p, a)
     not_nan = bind(E.eq_p, a, a)
     return wrap(bind(E.and_p, bind(E.not_p, finite), not_nan))

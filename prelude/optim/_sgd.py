@@ -7,9 +7,9 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from ...tensor import Tensor
+from ..numpy import zeros
 from ._schedule import LearningRate, rate_at
 from ._tree import map_trees, zeros_tree
-from ..numpy import zeros
 
 P = TypeVar("P")
 

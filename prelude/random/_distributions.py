@@ -19,10 +19,10 @@ from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ..numpy import argmax, log, maximum, moveaxis
 from ..numpy._core import (
-    as_tensor, atom, broadcast_shapes, describe, dtype_error, normalize_axes, op, shape_error, wrap,
+    ShapeLike, as_tensor, atom, broadcast_shapes, describe, dtype_error, normalize_axes, op, parse_shape, shape_error,
+    wrap,
 )
 from ._erfinv import erfinv
-from ..numpy._core import ShapeLike, parse_shape
 from ._keys import U32, AnyTensor, Key, bits32, bits_pair, check_key, split
 
 _MANTISSA_BITS = {np.dtype(np.float16): 10, _dt.bfloat16: 7, np.dtype(np.float32): 23}

@@ -106,8 +106,14 @@ def _key_from_tensor(seed: Tensor[Any]) -> Key:
     t = as_tensor(seed)
     if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
         raise dtype_error("key", f"a seed must be an integer scalar, got {describe(seed)}")
-    # Wider seeds contribute their high word, as ts.random.key(int) does for Python ints.
-    high = E.convert(_shift_right(t.atom, 32), U32) if t.aval.dtype.itemsize == 8 else literal(0, U32)
+    # The high word is the one ts.random.key(int) takes from a Python int of the same value, so a seed gives one
+    # key whether it is staged or not: 64-bit seeds contribute theirs, narrower negative ones are sign-extended.
+    if t.aval.dtype.itemsize == 8:
+        high = E.convert(_shift_right(t.atom, 32), U32)
+    elif _dt.is_signed(t.aval.dtype):
+        high = E.select(E.lt(t.atom, literal(0, t.aval.dtype)), literal(0xFFFFFFFF, U32), literal(0, U32))
+    else:
+        high = literal(0, U32)
     return wrap(make_key(high, E.convert(t.atom, U32)))
 
 

@@ -24,6 +24,7 @@ from ..primitive import Primitive
 from ..source import user_location
 from ..zeros import MaybeZero, Zero
 from . import structural as S
+from .subgraph_edits import split
 
 # ------------------------------------------------------------------------------------------ stop_gradient
 
@@ -73,19 +74,6 @@ def _no_differentiated_consts(kind: str, name: str, flags: Sequence[bool]) -> No
         )
 
 
-def _dense(t: MaybeZero) -> Atom:
-    return S.zeros(t.aval) if isinstance(t, Zero) else t
-
-
-def _split(seq: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    out, start = [], 0
-    for n in sizes:
-        out.append(list(seq[start : start + n]))
-        start += n
-    out.append(list(seq[start:]))
-    return out
-
-
 def _batch_all(args: Sequence[Atom], dims: Sequence[int | None]) -> tuple[list[Atom], int]:
     """Every input batched at axis 0 (unbatched ones broadcast), so each subgraph batches uniformly."""
     from ..transforms.batching import move_batch_axis
@@ -108,7 +96,7 @@ custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 
 @custom_jvp_call_p.def_shape
 def _custom_jvp_shape(*avals: Aval, fun: Graph, rule: Graph, num_args: int, num_fun_consts: int, name: str) -> Any:
-    args, fun_consts, _ = _split(avals, num_args, num_fun_consts)
+    args, fun_consts, _ = split(avals, num_args, num_fun_consts)
     _check_inputs(f"custom_jvp {name}", [*args, *fun_consts], fun)
     return fun.out_avals
 
@@ -128,9 +116,9 @@ def _custom_jvp_jvp(
     primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, fun: Graph, rule: Graph,
     num_args: int, num_fun_consts: int, name: str,
 ) -> Any:
-    args, _, rule_consts = _split(primals, num_args, num_fun_consts)
+    args, _, rule_consts = split(primals, num_args, num_fun_consts)
     _no_differentiated_consts("custom_jvp", name, [not isinstance(t, Zero) for t in tangents[num_args:]])
-    arg_tangents = [_dense(t) for t in tangents[:num_args]]
+    arg_tangents = [S.instantiate(t) for t in tangents[:num_args]]
     results = inline(rule, [*args, *arg_tangents, *rule_consts])
     return results[len(outs):]
 
@@ -142,7 +130,7 @@ def _custom_jvp_vjp(
 ) -> Any:
     from ..transforms.vjp import vjp_emit
 
-    args, fun_consts, rule_consts = _split(primals, num_args, num_fun_consts)
+    args, fun_consts, rule_consts = split(primals, num_args, num_fun_consts)
     _no_differentiated_consts("custom_jvp", name, wants[num_args:])
     # The rule is linear in its tangents: its VJP with respect to them (at any tangent, zeros here) is the
     # transpose. Forward work on the zero tangents is dead and removed by DCE.
@@ -160,7 +148,7 @@ def _custom_jvp_batch(
     name: str,
 ) -> Any:
     ins, size = _batch_all(args, dims)
-    xs, fun_consts, rule_consts = _split(ins, num_args, num_fun_consts)
+    xs, fun_consts, rule_consts = split(ins, num_args, num_fun_consts)
     outs = custom_jvp_call(xs, fun_consts, rule_consts, fun=_batched(fun, size), rule=_batched(rule, size), name=name)
     return outs, [0] * len(outs)
 
@@ -174,7 +162,7 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 def _custom_vjp_shape(
     *avals: Aval, fun: Graph, fwd: Graph, bwd: Graph, num_args: int, consts: tuple[int, int, int], name: str
 ) -> Any:
-    args, fun_consts, _, _, _ = _split(avals, num_args, *consts)
+    args, fun_consts, _, _, _ = split(avals, num_args, *consts)
     _check_inputs(f"custom_vjp {name}", [*args, *fun_consts], fun)
     return fun.out_avals
 
@@ -206,14 +194,14 @@ def _custom_vjp_forward(
     consts: tuple[int, int, int], name: str,
 ) -> tuple[list[Atom], Any]:
     """Run ``fwd`` once for both the outputs and the residuals; the backward closure runs ``bwd``."""
-    args, _, fwd_consts, bwd_consts = _split(ins, num_args, *consts)[:4]
+    args, _, fwd_consts, bwd_consts = split(ins, num_args, *consts)[:4]
     _no_differentiated_consts("custom_vjp", name, wants[num_args:])
     results = inline(fwd, [*args, *fwd_consts])
     n_out = len(fun.outputs)
     outs, residuals = list(results[:n_out]), list(results[n_out:])
 
     def backward(cts: Sequence[MaybeZero], wants: Sequence[bool]) -> list[MaybeZero | None]:
-        arg_cts = inline(bwd, [*residuals, *(_dense(c) for c in cts), *bwd_consts])
+        arg_cts = inline(bwd, [*residuals, *(S.instantiate(c) for c in cts), *bwd_consts])
         return [*arg_cts, *([None] * sum(consts))]
 
     return outs, backward
@@ -231,7 +219,7 @@ def _custom_vjp_batch(
     consts: tuple[int, int, int], name: str,
 ) -> Any:
     ins, size = _batch_all(args, dims)
-    xs, fun_consts, fwd_consts, bwd_consts, _ = _split(ins, num_args, *consts)
+    xs, fun_consts, fwd_consts, bwd_consts, _ = split(ins, num_args, *consts)
     outs = custom_vjp_call(
         xs, (fun_consts, fwd_consts, bwd_consts),
         fun=_batched(fun, size), fwd=_batched(fwd, size), bwd=_batched(bwd, size), name=name,

@@ -24,7 +24,7 @@ import numpy as np
 from .. import dtypes
 from ..axes import lookup, walked_axis
 from ..builder import bind
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..ir import Atom, Aval, literal
 from ..primitive import Primitive
 from ..shapes import check_dtype
@@ -269,7 +269,7 @@ def psum(x: Atom, axis_name: str) -> Atom:
 def pmean(x: Atom, axis_name: str) -> Atom:
     size = lookup(axis_name, "pmean").size
     if not dtypes.is_float(x.aval.dtype):
-        raise ShapeError(f"needs a floating-point operand (the mean of integers is not an integer), got {x.aval}", "pmean")
+        raise DTypeError(f"needs a floating-point operand (the mean of integers is not an integer), got {x.aval}", "pmean")
     total = _bind_psum(x, axis_name, size)
     return E.div(total, E.scalar(size, total))
 

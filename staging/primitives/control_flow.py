@@ -27,13 +27,13 @@ from ..errors import DTypeError, ShapeError, TransformError
 from ..ir import Atom, Aval, DimName, Graph, Var, literal
 from ..primitive import Primitive
 from ..shapes import describe
-from ..zeros import MaybeZero, Zero
+from ..zeros import MaybeZero, Zero, has_tangent
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
 from .subgraph_edits import (
     Replacing, active_outputs, batch_size_and_name, bind_control, broadcast_pred, carry_fixpoint, check_inputs,
-    has_tangent, instantiate, join_types, nonzero, permute_inputs, select_outputs, split, split_joint, to_front,
+    join_types, nonzero, permute_inputs, select_outputs, split, split_joint, to_front,
     with_unused_inputs,
 )
 
@@ -141,7 +141,7 @@ def _cond_forward(
     outs, saved_values = results[:n_out], results[n_out:]
 
     def backward(cts: Sequence[MaybeZero], wants: Sequence[bool]) -> list[MaybeZero | None]:
-        dense = [instantiate(c) for c, m in zip(cts, ct_mask) if m]
+        dense = [S.instantiate(c) for c, m in zip(cts, ct_mask) if m]
         grads = iter(cond(index, [*operands, *saved_values, *dense], bwd_graphs))
         return [None, *(next(grads) if w else Zero(p.aval) for w, p in zip(op_wants, operands))]
 
@@ -238,7 +238,7 @@ def _while_jvp(
     new_body = select_outputs(permute_inputs(body_jvp, order), keep)
     tangent_avals = [c.aval for c, nz in zip(carry, carry_nz) if nz]
     new_cond = with_unused_inputs(cond_graph, tangent_avals, len(cond_graph.inputs))
-    init_t = [instantiate(t) for t, nz in zip(t_carry, carry_nz) if nz]
+    init_t = [S.instantiate(t) for t, nz in zip(t_carry, carry_nz) if nz]
     dense_consts = [t for t, nz in zip(t_body_consts, const_nz) if nz]
     results = while_loop(
         cond_consts, [*body_consts, *dense_consts], [*carry, *init_t], new_cond, new_body, Replacing(outs, range(n_c))
@@ -396,7 +396,7 @@ def _scan_jvp(
     new_body = select_outputs(permute_inputs(body_jvp, order), keep)
 
     def dense(ts: Sequence[MaybeZero], mask: Sequence[bool]) -> list[Atom]:
-        return [instantiate(t) for t, m in zip(ts, mask) if m]
+        return [S.instantiate(t) for t, m in zip(ts, mask) if m]
 
     n_tc = sum(carry_nz)
     primal_at = [*range(n_c), *range(n_c + n_tc, n_c + n_tc + n_y)]
@@ -448,7 +448,7 @@ class _ScanVJP:
         invariant = {id(v) for v in primal_ins[:num_consts]}
         hoistable = []
         for eqn in fwd_eqns:
-            if not eqn.primitive.effectful and all(not isinstance(a, Var) or id(a) in invariant for a in eqn.inputs):
+            if all(not isinstance(a, Var) or id(a) in invariant for a in eqn.inputs):
                 invariant.update(id(v) for v in eqn.outputs)
                 hoistable.append(eqn)
         # Consts and xs the backward step reads are passed to it directly; everything else is stacked per step.
@@ -475,8 +475,8 @@ class _ScanVJP:
         nc, ncar = self.num_consts, self.num_carry
         consts, carry, xs = split(ins, nc, ncar)
         c_wants, carry_wants, x_wants = split(self.wants, nc, ncar)
-        ct_carry = [instantiate(c) for c, m in zip(cts[:ncar], self.ct_mask[:ncar]) if m]
-        ct_ys = [instantiate(c) for c, m in zip(cts[ncar:], self.ct_mask[ncar:]) if m]
+        ct_carry = [S.instantiate(c) for c, m in zip(cts[:ncar], self.ct_mask[:ncar]) if m]
+        ct_ys = [S.instantiate(c) for c, m in zip(cts[ncar:], self.ct_mask[ncar:]) if m]
         zeros = [S.zeros(c.aval) for c, w in zip(consts, c_wants) if w]
         bwd, n_cres = self.backward, self.n_loop_consts
         # Step: (const residuals, const-ct sums, carry cts, stacked and xs residuals, y cts)

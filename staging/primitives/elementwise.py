@@ -88,12 +88,6 @@ def add_tangents(a: MaybeZero, b: MaybeZero) -> MaybeZero:
     return add(a, b)  # type: ignore[arg-type]
 
 
-def instantiate(x: MaybeZero) -> Atom:
-    if isinstance(x, Zero):
-        return S.zeros(x.aval)
-    return x
-
-
 def scale(t: MaybeZero, factor: Atom) -> MaybeZero:
     return t if is_zero(t) else mul(t, factor)  # type: ignore[arg-type]
 
@@ -297,15 +291,12 @@ min_p.jvp, min_p.vjp = _max_min_rule(lambda x, y: lt(x, y))
 
 # ------------------------------------------------------------------------------------------ unary math
 
-_UNARY_DERIVATIVES: dict[Primitive, Callable[[Atom, Atom], Atom] | None] = {}
-
 
 def _unary(name: str, allowed: frozenset[Any], what: str, deriv: Callable[[Atom, Atom], Atom] | None) -> Primitive:
     """A unary elementwise primitive; ``deriv(x, y)`` is dy/dx, or None for piecewise-constant functions."""
     prim = Primitive(name)
     prim.def_shape(_shape_rule(name, allowed, what))
     prim.def_batch(batch_elementwise(prim))
-    _UNARY_DERIVATIVES[prim] = deriv
 
     def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
         (t,) = tangents
@@ -488,7 +479,7 @@ def _select_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Se
     out = outs[0]
     if (is_zero(tt) and is_zero(tf)) or not dtypes.is_float(out.aval.dtype):
         return (Zero(out.aval),)
-    return (select(pred, _as_shaped(instantiate(tt), out), _as_shaped(instantiate(tf), out)),)
+    return (select(pred, _as_shaped(S.instantiate(tt), out), _as_shaped(S.instantiate(tf), out)),)
 
 
 @select_p.def_vjp
@@ -525,12 +516,13 @@ def clamp(lo: Atom, x: Atom, hi: Atom) -> Atom:
 
 
 def _clamp_masks(lo: Atom, x: Atom, hi: Atom, out: Atom) -> tuple[Atom, Atom, Atom]:
-    xs = _as_shaped(x, out)
-    below = lt(xs, _as_shaped(lo, out))
-    above = gt(xs, _as_shaped(hi, out))
+    xs, los = _as_shaped(x, out), _as_shaped(lo, out)
+    # clamp is min(max(x, lo), hi): where lo > hi the result is hi, even for x below lo.
+    above = gt(maximum(xs, los), _as_shaped(hi, out))
+    below = lt(xs, los)
     one, zero = S.full_like(out, 1), S.full_like(out, 0)
-    w_lo = select(below, one, zero)
     w_hi = select(above, one, zero)
+    w_lo = select(above, zero, select(below, one, zero))
     w_x = sub(sub(one, w_lo), w_hi)
     return w_lo, w_x, w_hi
 

@@ -340,11 +340,11 @@ def _scatter_jvp(
     if (is_zero(t_op) and is_zero(t_upd)) or not dtypes.is_float(out.aval.dtype):
         return (Zero(out.aval),)
     if combiner == "add":
-        return (scatter(E.instantiate(t_op), indices, E.instantiate(t_upd), dn, "add"),)
+        return (scatter(S.instantiate(t_op), indices, S.instantiate(t_upd), dn, "add"),)
     if combiner == "set":
         kept, won = _set_masks(operand, indices, updates, dn)
-        base = _where(kept, E.instantiate(t_op))
-        return (scatter(base, indices, _where(won, E.instantiate(t_upd)), dn, "add"),)
+        base = _where(kept, S.instantiate(t_op))
+        return (scatter(base, indices, _where(won, S.instantiate(t_upd)), dn, "add"),)
     if combiner == "mul":
         total: MaybeZero = Zero(out.aval)
         if not is_zero(t_op):
@@ -354,8 +354,8 @@ def _scatter_jvp(
             total = E.add_tangents(total, E.mul(out, rel))
         return (total,)
     w_op, w_upd = _extremum_weights(operand, indices, updates, out, dn)
-    result = E.mul(E.instantiate(t_op), w_op)
-    return (scatter(result, indices, E.mul(E.instantiate(t_upd), w_upd), dn, "add"),)
+    result = E.mul(S.instantiate(t_op), w_op)
+    return (scatter(result, indices, E.mul(S.instantiate(t_upd), w_upd), dn, "add"),)
 
 
 @scatter_p.def_vjp

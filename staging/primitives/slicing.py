@@ -300,7 +300,7 @@ def _dus_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Seque
     tx, tu = tangents[0], tangents[1]
     if is_zero(tx) and is_zero(tu):
         return (Zero(outs[0].aval),)
-    return (bind(dynamic_update_slice_p, E.instantiate(tx), E.instantiate(tu), *primals[2:]),)
+    return (bind(dynamic_update_slice_p, S.instantiate(tx), S.instantiate(tu), *primals[2:]),)
 
 
 @dynamic_update_slice_p.def_vjp
@@ -374,7 +374,7 @@ def concatenate(xs: Sequence[Atom], dimension: int) -> Atom:
 def _concatenate_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, dimension: int) -> Any:
     if all(is_zero(t) for t in tangents):
         return (Zero(outs[0].aval),)
-    return (bind(concatenate_p, *(E.instantiate(t) for t in tangents), dimension=dimension),)
+    return (bind(concatenate_p, *(S.instantiate(t) for t in tangents), dimension=dimension),)
 
 
 @concatenate_p.def_vjp
@@ -438,7 +438,7 @@ def pad(x: Atom, value: Atom, config: Sequence[tuple[int, int, int]]) -> Atom:
 def _pad_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, padding_config: Any) -> Any:
     if all(is_zero(t) for t in tangents):
         return (Zero(outs[0].aval),)
-    return (bind(pad_p, *(E.instantiate(t) for t in tangents), padding_config=padding_config),)
+    return (bind(pad_p, *(S.instantiate(t) for t in tangents), padding_config=padding_config),)
 
 
 def _unpad(ct: Atom, x: Aval, config: PadConfig) -> Atom:

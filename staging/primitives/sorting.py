@@ -32,7 +32,7 @@ def _sort_shape(*operands: Aval, dimension: int) -> tuple[Aval, ...]:
     check_dtype("sort", first, E.ANY, "numeric or bool")
     if any(op.shape != first.shape for op in operands):
         raise ShapeError(f"operands must have one shape, got {describe(operands)}", "sort")
-    if not 0 <= dimension < max(first.ndim, 1) or first.ndim == 0:
+    if not 0 <= dimension < first.ndim:
         raise ShapeError(f"dimension {dimension} is out of range for {first}", "sort")
     return tuple(operands)
 
@@ -53,7 +53,7 @@ def _sort_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequ
     result: list[MaybeZero] = [Zero(o.aval) for o in outs]
     if not moving:
         return tuple(result)
-    sorted_tangents = sort([primals[0], *(E.instantiate(tangents[i]) for i in moving)], dimension)[1:]
+    sorted_tangents = sort([primals[0], *(S.instantiate(tangents[i]) for i in moving)], dimension)[1:]
     for i, t in zip(moving, sorted_tangents):
         result[i] = t
     return tuple(result)
@@ -69,7 +69,7 @@ def _sort_vjp(
         return tuple(result)
     # Where each sorted element came from; sorting the cotangents by it puts them back in place.
     origin = sort([primals[0], positions(primals[0].aval, dimension)], dimension)[1]
-    restored = sort([origin, *(E.instantiate(cts[i]) for i in needed)], dimension)[1:]
+    restored = sort([origin, *(S.instantiate(cts[i]) for i in needed)], dimension)[1:]
     for i, ct in zip(needed, restored):
         result[i] = ct
     return tuple(result)

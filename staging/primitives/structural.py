@@ -252,6 +252,11 @@ def zeros(aval: Aval) -> Atom:
     return full_like(aval, 0)
 
 
+def instantiate(x: MaybeZero) -> Atom:
+    """A symbolic Zero made dense (for rules and results that need an actual value)."""
+    return zeros(x.aval) if isinstance(x, Zero) else x
+
+
 def align_batch(
     x: Atom, d: int | None, target: int, size: int, example: Aval, batch_name: DimName = None
 ) -> Atom:

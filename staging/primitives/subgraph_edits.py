@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from .. import dtypes
 from ..builder import abstract_eval, bind, current, current_loc
 from ..dce import dce
 from ..errors import ShapeError
 from ..ir import Atom, Aval, DimName, Equation, Graph, Var
 from ..primitive import Primitive
 from ..shapes import describe
-from ..zeros import MaybeZero, Zero
+from ..zeros import MaybeZero, Zero, has_tangent
 from . import structural as S
 
 
@@ -55,16 +54,8 @@ def with_unused_inputs(graph: Graph, avals: Sequence[Aval], at: int) -> Graph:
     return Graph([*graph.inputs[:at], *extra, *graph.inputs[at:]], graph.eqns, graph.outputs)
 
 
-def has_tangent(aval: Aval) -> bool:
-    return dtypes.is_float(aval.dtype)
-
-
 def nonzero(tangents: Sequence[MaybeZero], primals: Sequence[Atom]) -> list[bool]:
     return [not isinstance(t, Zero) and has_tangent(p.aval) for t, p in zip(tangents, primals)]
-
-
-def instantiate(x: MaybeZero) -> Atom:
-    return S.zeros(x.aval) if isinstance(x, Zero) else x
 
 
 def active_outputs(graph: Graph, active_in: Sequence[bool]) -> list[bool]:

@@ -15,10 +15,8 @@ def conform(what: str, value: MaybeZero, aval: Aval) -> MaybeZero:
     argument's type, so names are restored with a free reshape. A wrong shape or dtype is a bug in the rule
     and is reported naming it, instead of surfacing later as a confusing error in another equation.
     """
-    if isinstance(value, Zero):
-        return value if value.aval == aval else Zero(aval)
     if value.aval == aval:
         return value
     if value.aval.same_layout(aval):
-        return S.reshape(value, aval.shape, aval.dims)
+        return Zero(aval) if isinstance(value, Zero) else S.reshape(value, aval.shape, aval.dims)
     raise TransformError(f"{what} produced {value.aval} for a value of type {aval}", what)

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import dtypes
 from ..builder import building, located, rebind
 from ..dce import dce
-from ..ir import Atom, Aval, Equation, Graph, Literal, Var
+from ..ir import Atom, Equation, Graph, Literal, Var
 from ..primitives import structural as S
-from ..zeros import MaybeZero, Zero
+from ..zeros import MaybeZero, Zero, has_tangent
 from .checks import conform
-
-
-def has_tangent(aval: Aval) -> bool:
-    return dtypes.is_float(aval.dtype)
 
 
 def jvp_emit(

@@ -20,9 +20,8 @@ from ..dce import dce
 from ..ir import Atom, Equation, Graph, Literal, Var
 from ..primitives import elementwise as E
 from ..primitives import structural as S
-from ..zeros import MaybeZero, Zero
+from ..zeros import MaybeZero, Zero, has_tangent
 from .checks import conform
-from .jvp import has_tangent
 
 Backward = Callable[[Sequence[MaybeZero], Sequence[bool]], "Sequence[MaybeZero | None]"]
 
@@ -140,7 +139,7 @@ def vjp_graph(graph: Graph, wants: Sequence[bool], ct_mask: Sequence[bool] | Non
         it = iter(ct_ins)
         cts_out: list[MaybeZero] = [next(it) if m else Zero(a.aval) for a, m in zip(graph.outputs, mask)]
         outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
-        results = [instantiate(ct) for ct, w in zip(in_cts, wants) if w]
+        results = [S.instantiate(ct) for ct, w in zip(in_cts, wants) if w]
     return dce(builder.graph([*primals, *ct_ins], [*outs, *results]))
 
 
@@ -152,8 +151,4 @@ def vjp_inline(
     (zeros materialized). Forward work the results do not need is left to the enclosing graph's DCE, which
     every staged function gets (``trace_flat``)."""
     outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
-    return outs, [instantiate(ct) for ct, w in zip(in_cts, wants) if w]
-
-
-def instantiate(x: MaybeZero) -> Atom:
-    return S.zeros(x.aval) if isinstance(x, Zero) else x
+    return outs, [S.instantiate(ct) for ct, w in zip(in_cts, wants) if w]
