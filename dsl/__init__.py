@@ -9,6 +9,7 @@ from . import lowering as _lowering  # registers every lowering rule
 from . import staging as _staging  # registers every primitive
 from .array import Array, Device, asarray, default_device, device_put, devices
 from .dims import Dim
+from .lowering.backend import DeviceUnavailableError
 from .dtypes import DType, Bool, Floating, Integer, Number, Signed, Unsigned, bf16, bool_, f16, f32, f64, i8, i16, i32, i64, u8, u32
 from .program import Compiled, Program, Staged, program
 from .pytree import register_pytree_node, tree_map
@@ -32,7 +33,8 @@ del _lowering, _staging, _tensor
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "Bool", "Compiled", "ConcretizationError", "DType", "DTypeError", "Device", "Dim", "Floating",
+    "Array", "Bool", "Compiled", "ConcretizationError", "DType", "DTypeError", "Device", "DeviceUnavailableError",
+    "Dim", "Floating",
     "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "default_device", "device_put", "devices", "f16",
     "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",

@@ -49,10 +49,13 @@ def test_devices_and_device_put() -> None:
 def test_gpu_without_a_gpu_is_a_clear_error() -> None:
     try:
         ts.devices("gpu")
-    except Exception as err:  # no plugin or no device: the message says which
+    except ts.DeviceUnavailableError as err:  # no plugin or no device: the message says which
         assert "gpu" in str(err).lower()
     else:
         pytest.skip("a GPU is available here")
+    staged = ts.program(lambda x: x + 1.0).stage(ts.Spec((2,), ts.f32))
+    with pytest.raises(ts.DeviceUnavailableError, match="gpu"):
+        staged.compile(device="gpu")
 
 
 def test_dispatch_is_asynchronous_and_block_until_ready_waits(rng: np.random.Generator) -> None:
