@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar, cast
 
 from . import dtypes
 from .errors import DTypeError, ShapeError
 from .ir import Aval, DimName
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def describe(avals: Sequence[Aval]) -> str:
@@ -69,3 +73,29 @@ def normalize_axis(op: str, axis: int, ndim: int, aval: Aval | None = None) -> i
 
 def short(dtype: object) -> str:
     return dtypes.short_name(dtype)  # type: ignore[arg-type]
+
+
+_MEMO_LIMIT = 4096
+
+
+def memoized_shape_rule(rule: F) -> F:
+    """Cache a pure shape rule by its operand types and params, for rules run on nearly every staged equation.
+    Bounded, and only successful results are kept, so errors are raised afresh (with their location) each time."""
+    cache: dict[Hashable, Any] = {}
+
+    @functools.wraps(rule)
+    def cached(*avals: Any, **params: Any) -> Any:
+        key = (avals, tuple(params.items()))
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable params (lists): not worth caching
+            return rule(*avals, **params)
+        out = rule(*avals, **params)
+        if len(cache) >= _MEMO_LIMIT:
+            cache.clear()
+        cache[key] = out
+        return out
+
+    return cast(F, cached)

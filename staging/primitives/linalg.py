@@ -15,7 +15,7 @@ from ..builder import bind
 from ..errors import ShapeError
 from ..ir import Atom, Aval
 from ..primitive import Primitive
-from ..shapes import check_dtype, same_dtype, unify_axis
+from ..shapes import check_dtype, memoized_shape_rule, same_dtype, unify_axis
 from ..zeros import MaybeZero, Zero
 from . import elementwise as E
 from . import structural as S
@@ -29,30 +29,9 @@ def _free_axes(ndim: int, contracting: Sequence[int], batch: Sequence[int]) -> l
     return [a for a in range(ndim) if a not in contracting and a not in batch]
 
 
-# Results of the shape rule by operand types and axes (a pure function of them, run for every dot staged);
-# bounded, and only successful results are kept, so errors are raised afresh each time.
-_SHAPE_CACHE: dict[tuple[Aval, Aval, Dims, Dims], Aval] = {}
-_SHAPE_CACHE_LIMIT = 4096
-
-
 @dot_general_p.def_shape
+@memoized_shape_rule  # runs for every dot staged
 def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims) -> Aval:
-    key = (lhs, rhs, contracting, batch)
-    try:
-        return _SHAPE_CACHE[key]
-    except (KeyError, TypeError):  # TypeError: axes given as lists
-        pass
-    out = _dot_general_shape_uncached(lhs, rhs, contracting, batch)
-    try:
-        if len(_SHAPE_CACHE) >= _SHAPE_CACHE_LIMIT:
-            _SHAPE_CACHE.clear()
-        _SHAPE_CACHE[key] = out
-    except TypeError:
-        pass
-    return out
-
-
-def _dot_general_shape_uncached(lhs: Aval, rhs: Aval, contracting: Dims, batch: Dims) -> Aval:
     op = "dot_general"
     check_dtype(op, lhs, E.NUMERIC, "numeric")
     same_dtype(op, (lhs, rhs))

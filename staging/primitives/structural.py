@@ -13,7 +13,7 @@ from ..builder import bind
 from ..errors import ShapeError
 from ..ir import Atom, Aval, DimName, literal
 from ..primitive import Primitive
-from ..shapes import unify_axis
+from ..shapes import memoized_shape_rule, unify_axis
 from ..zeros import MaybeZero, Zero
 
 # ------------------------------------------------------------------------------------------ broadcast_in_dim
@@ -21,32 +21,10 @@ from ..zeros import MaybeZero, Zero
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 
 
-# Results of the shape rule by operand type and params (a pure function of them); bounded, and only successful
-# results are kept, so errors are raised afresh each time.
-_BROADCAST_SHAPES: dict[tuple[Any, ...], Aval] = {}
-
-
 @broadcast_in_dim_p.def_shape
+@memoized_shape_rule  # runs for every broadcast staged, including every scalar constant
 def _broadcast_shape(
     x: Aval, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...], names: tuple[DimName, ...]
-) -> Aval:
-    key = (x, shape, broadcast_dimensions, names)
-    try:
-        return _BROADCAST_SHAPES[key]
-    except (KeyError, TypeError):  # TypeError: params given as lists
-        pass
-    out = _broadcast_shape_uncached(x, shape, broadcast_dimensions, names)
-    try:
-        if len(_BROADCAST_SHAPES) >= 4096:
-            _BROADCAST_SHAPES.clear()
-        _BROADCAST_SHAPES[key] = out
-    except TypeError:
-        pass
-    return out
-
-
-def _broadcast_shape_uncached(
-    x: Aval, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...], names: tuple[DimName, ...]
 ) -> Aval:
     op = "broadcast_in_dim"
     if len(broadcast_dimensions) != x.ndim:
