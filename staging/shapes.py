@@ -6,6 +6,8 @@ import functools
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar, cast
 
+import numpy as np
+
 from . import dtypes
 from .errors import DTypeError, ShapeError
 from .ir import Aval, DimName
@@ -73,6 +75,13 @@ def normalize_axis(op: str, axis: int, ndim: int, aval: Aval | None = None) -> i
 
 def short(dtype: object) -> str:
     return dtypes.short_name(dtype)  # type: ignore[arg-type]
+
+
+def check_sizes(op: str, shape: Sequence[object]) -> None:
+    """Result sizes given as params must be non-negative Python ints: XLA rejects anything else unhelpfully."""
+    for n in shape:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+            raise ShapeError(f"result sizes must be non-negative ints, got {tuple(shape)}", op)
 
 
 _MEMO_LIMIT = 4096

@@ -153,3 +153,9 @@ def test_dense_layers_nest_in_parameter_classes(rng: np.random.Generator) -> Non
     grads = ts.grad(loss)(net, x)
     assert isinstance(grads, TwoLayer) and isinstance(grads.first, ts.nn.Dense)
     np.testing.assert_allclose(np.asarray(grads.second.b), np.full(4, 3.0), rtol=1e-12)
+
+
+def test_initializers_accept_empty_weights() -> None:
+    key = ts.random.key(0)
+    for init in (ts.nn.he_normal, ts.nn.he_uniform, ts.nn.glorot_normal, ts.nn.glorot_uniform):
+        assert init(key, (0, 4)).shape == (0, 4)

@@ -67,3 +67,15 @@ def test_every_primitive_has_cases_and_a_lowering() -> None:
     missing_lowering = sorted(n for n, p in REGISTRY.items() if p not in LOWERINGS)
     assert not missing_cases, f"primitives without forward test cases: {missing_cases}"
     assert not missing_lowering, f"primitives without a lowering: {missing_lowering}"
+
+
+@pytest.mark.parametrize("sizes", [(2.5,), (-1,), (True,)])
+def test_result_sizes_must_be_non_negative_ints(sizes: tuple[Any, ...]) -> None:
+    from tensorstage.staging.builder import building
+    from tensorstage.staging.ir import literal
+    from tensorstage.staging.primitives import slicing, structural
+
+    with building(), pytest.raises(ts.ShapeError, match="non-negative ints"):
+        structural.broadcast_in_dim(literal(1.0, np.dtype(np.float32)), sizes, (), (None,))
+    with building(), pytest.raises(ts.ShapeError, match="non-negative ints"):
+        slicing.iota(np.dtype(np.int32), sizes)

@@ -24,7 +24,8 @@ def _fans(name: str, shape: ShapeLike) -> tuple[float, float]:
     if len(sizes) < 2:
         raise shape_error(name, f"needs a weight shape of rank >= 2 (..., fan_in, fan_out), got {sizes}")
     field = math.prod(sizes[:-2])
-    return float(sizes[-2] * field), float(sizes[-1] * field)
+    # A zero fan only occurs for an empty weight, whose scale is irrelevant; 1 keeps the scale finite.
+    return float(max(sizes[-2] * field, 1)), float(max(sizes[-1] * field, 1))
 
 
 def _scaled_uniform(key: Key, shape: ShapeLike, dtype: Any, variance: float) -> AnyTensor:

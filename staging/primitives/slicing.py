@@ -18,7 +18,7 @@ from ..builder import bind
 from ..errors import DTypeError, ShapeError
 from ..ir import Atom, Aval, DimName, literal
 from ..primitive import Primitive
-from ..shapes import describe, same_dtype, unify_axis
+from ..shapes import check_sizes, describe, same_dtype, unify_axis
 from ..zeros import MaybeZero, Zero, is_zero
 from . import elementwise as E
 from . import structural as S
@@ -49,7 +49,8 @@ def _iota_shape(
 ) -> Aval:
     if not 0 <= dimension < len(shape):
         raise ShapeError(f"dimension {dimension} is out of range for shape {shape}", "iota")
-    if len(names) != len(shape) or any(n < 0 for n in shape):
+    check_sizes("iota", shape)
+    if len(names) != len(shape):
         raise ShapeError(f"invalid shape {shape} with names {names}", "iota")
     if not (dtypes.is_integer(dtype) or dtypes.is_float(dtype)):
         raise DTypeError(f"needs a numeric dtype, got {dtypes.short_name(dtype)}", "iota")

@@ -13,7 +13,7 @@ from ..builder import bind
 from ..errors import ShapeError
 from ..ir import Atom, Aval, DimName, literal
 from ..primitive import Primitive
-from ..shapes import memoized_shape_rule, unify_axis
+from ..shapes import check_sizes, memoized_shape_rule, unify_axis
 from ..zeros import MaybeZero, Zero
 
 # ------------------------------------------------------------------------------------------ broadcast_in_dim
@@ -27,6 +27,7 @@ def _broadcast_shape(
     x: Aval, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...], names: tuple[DimName, ...]
 ) -> Aval:
     op = "broadcast_in_dim"
+    check_sizes(op, shape)
     if len(broadcast_dimensions) != x.ndim:
         raise ShapeError(f"operand {x} needs {x.ndim} broadcast dimensions, got {broadcast_dimensions}", op)
     if len(names) != len(shape):
