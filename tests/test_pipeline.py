@@ -187,3 +187,10 @@ def test_narrow_integer_sums_accumulate_in_32_bits(rng: np.random.Generator) -> 
     assert total.dtype == np.uint32 and int(total) == int(counts.astype(np.int64).sum())
     small = rng.integers(-3, 4, size=(4, 5)).astype(np.int8)
     np.testing.assert_array_equal(np.asarray(tnp.prod(ts.asarray(small), axis=1)), small.astype(np.int64).prod(axis=1))
+
+
+@pytest.mark.parametrize("decimals", [-1, 0, 2])
+def test_round_matches_numpy(decimals: int, rng: np.random.Generator) -> None:
+    x = rng.standard_normal(16) * 100
+    # XLA may turn the division by 10**decimals into a multiplication: equal to NumPy within an ulp.
+    np.testing.assert_allclose(np.asarray(tnp.round(ts.asarray(x), decimals)), np.round(x, decimals), rtol=3e-16)

@@ -276,3 +276,13 @@ def test_errors_name_the_op_and_the_mistake() -> None:
         ts.random.categorical(key, np.zeros((2, 3), np.float32), shape=(5,))
     with pytest.raises(ts.DTypeError, match="seed"):
         ts.random.key(1.5)  # type: ignore[arg-type]
+
+
+def test_split_takes_numpy_integers_and_rejects_other_counts() -> None:
+    key = ts.random.key(3)
+    assert [np.asarray(k).tolist() for k in ts.random.split(key, np.int64(3))] == [
+        np.asarray(k).tolist() for k in ts.random.split(key, 3)
+    ]
+    for bad in (0, 2.0, True):
+        with pytest.raises(ts.ShapeError, match="positive int"):
+            ts.random.split(key, bad)  # type: ignore[arg-type]

@@ -212,8 +212,20 @@ sqrt = _float_unary("sqrt", E.sqrt_p)
 rsqrt = _float_unary("rsqrt", E.rsqrt_p)
 floor = _float_unary("floor", E.floor_p)
 ceil = _float_unary("ceil", E.ceil_p)
-round = _float_unary("round", E.round_p)  # noqa: A001 - NumPy's name; half to even as NumPy
-rint = round
+rint = _float_unary("rint", E.round_p)  # half to even, as NumPy
+
+
+@op
+def round(x: Tensor[FT, Unpack[Shape]], decimals: int = 0) -> Tensor[FT, Unpack[Shape]]:  # noqa: A001 - NumPy's
+    """Round half to even at ``decimals`` digits, as NumPy does: ``rint(x * 10**decimals) / 10**decimals``
+    (XLA may compute the division as a multiplication, so results can differ from NumPy's by an ulp)."""
+    a = float_operand("round", x).atom
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+    if decimals == 0:
+        return wrap(bind(E.round_p, a))
+    scale = E.scalar(10.0**decimals, a)
+    return wrap(E.div(bind(E.round_p, E.mul(a, scale)), scale))
 sigmoid = _float_unary("sigmoid", E.logistic_p)
 
 

@@ -121,12 +121,16 @@ def _shift_right(x: Atom, bits: int) -> Atom:
     return bind(E.shift_right_logical_p, x, literal(bits, x.aval.dtype))  # type: ignore[no-any-return]
 
 
-@op
 def split(key: Key, num: int = 2) -> tuple[Key, ...]:
     """``num`` new independent keys (a tuple, so ``k1, k2 = split(key)`` type-checks)."""
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 1:
+        raise shape_error("split", f"num must be a positive int, got {describe(num)}")
+    return _split(key, int(num))  # a Python int, so NumPy integers stay static too
+
+
+@op
+def _split(key: Key, num: int) -> tuple[Key, ...]:
     atom = check_key("split", key)
-    if not isinstance(num, int) or num < 1:
-        raise shape_error("split", f"num must be a positive int, got {num!r}")
     high, low = bits_pair(atom, (num,), (None,))
     return tuple(wrap(make_key(_element(high, i), _element(low, i))) for i in range(num))
 
