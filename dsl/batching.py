@@ -195,14 +195,14 @@ class _Batched:
         atoms = [to_atom(x) if d else None for x, d in zip(leaves, dynamic)]
         example_avals = [_unbatched(a.aval, ax) if a is not None else None for a, ax in zip(atoms, axes)]
         weak = [isinstance(x, WeakTraced) for x in leaves]
-        with axis_frame(name, size, "vmap"):  # collectives may name the axis; it is the one batched below
+        with axis_frame(name, size, "vmap"):  # collectives may name the axis; batch_emit below walks it
             traced = trace_flat(self.f, treedef, leaves, dynamic, example_avals, weak)
 
             in_atoms = [_named(a, ax, name) for a, ax in zip(atoms, axes) if a is not None]
             in_dims = [ax for a, ax in zip(atoms, axes) if a is not None]
             in_atoms += list(traced.closure)
             in_dims += [None] * len(traced.closure)
-            outs, out_dims = batch_emit(traced.graph, in_atoms, in_dims, size)
+            outs, out_dims = batch_emit(traced.graph, in_atoms, in_dims, size, name)
 
         out_paths = _leaf_paths(traced.out_tree, [], root="output")
         targets = _out_targets(self.out_axes, traced.out_tree, loc)

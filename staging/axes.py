@@ -1,19 +1,17 @@
 """Named mapped axes in scope while staging: which axis names collectives may use, and their sizes.
 
-``pmap`` and ``vmap`` push a frame while they stage the mapped function (and ``vmap`` keeps it while it batches
-the staged graph), so ``psum(x, "i")`` can check that ``"i"`` is bound and read its size. The innermost frame is
-the axis the batching walker is currently eliminating: a collective over that axis becomes a reduction over the
-batch axis; a collective over any other (outer) axis stays a collective.
+``pmap`` and ``vmap`` push a frame while they stage the mapped function, so ``psum(x, "i")`` can check that
+``"i"`` is bound and read its size. Batching does not read these frames: ``vmap`` hands the axis name to the
+batching walker, which asks each primitive whether an equation uses it (``Primitive.uses_axis``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .errors import TransformError
-from .ir import Graph
 from .source import user_location
 
 
@@ -53,34 +51,3 @@ def lookup(name: str, op: str) -> AxisFrame:
 
 def inside(kind: str) -> bool:
     return any(f.kind == kind for f in _FRAMES)
-
-
-DIRECT, NESTED = 1, 2
-
-
-def names_walked_axis(params: Mapping[str, Any]) -> int:
-    """Whether an equation with these params uses the axis being batched right now, so the batching walker must
-    batch it even when none of its operands is batched: ``DIRECT`` for a collective over that axis, ``NESTED``
-    for an equation whose nested graphs (cond branches, loop bodies, ...) contain one; 0 otherwise."""
-    name = _FRAMES[-1].name if _FRAMES else None
-    if name is None:
-        return 0
-    if params.get("axis_name") == name:
-        return DIRECT
-    return NESTED if any(_graph_names(value, name) for value in params.values()) else 0
-
-
-def _graph_names(value: Any, name: str) -> bool:
-    if isinstance(value, Graph):
-        return any(
-            eqn.params.get("axis_name") == name or any(_graph_names(v, name) for v in eqn.params.values())
-            for eqn in value.eqns
-            if eqn.params
-        )
-    if isinstance(value, tuple):
-        return any(_graph_names(v, name) for v in value)
-    return False
-
-
-def walked_axis() -> AxisFrame | None:
-    return _FRAMES[-1] if _FRAMES else None

@@ -12,23 +12,33 @@ ones each transform needs):
   outputs through this rule and later calls ``backward(cts, wants)``, so residuals are computed once (custom_vjp,
   cond, scan) instead of once for the value and again for the cotangents.
 - ``batch(args, dims, **params) -> (outs, out_dims)``: vmap rule; ``dims[i]`` is the batched axis of arg i or
-  None. The walker only calls it when at least one arg is batched.
+  None. The walker only calls it when at least one arg is batched and the equation does not use the walked axis.
+- ``uses_axis(params, axis_name) -> bool``: whether an equation with these params uses the named mapped axis:
+  a collective over it, or (through ``graph_uses_axis``) a nested graph holding one. Such an equation depends on
+  the axis being vmapped even when none of its operands is batched. None: never.
+- ``axis_batch(args, dims, size, **params) -> (outs, out_dims)``: vmap rule for an equation that uses the walked
+  axis (``uses_axis``), of ``size`` members; called instead of ``batch``, even when no arg is batched. A
+  collective over the vmapped axis becomes a reduction over the batch axis. Required with ``uses_axis``.
 - ``lower``: registered from ``tensorstage.lowering`` keyed by the primitive; staging never imports lowering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from .ir import Aval
+from .ir import Aval, Graph
 
 ShapeRule = Callable[..., "Aval | tuple[Aval, ...]"]
 Rule = Callable[..., Any]
+AxisUse = Callable[[Mapping[str, Any], str], bool]
 
 
 class Primitive:
-    __slots__ = ("name", "multiple_results", "shape", "jvp", "vjp", "vjp_forward", "batch", "differentiable")
+    __slots__ = (
+        "name", "multiple_results", "shape", "jvp", "vjp", "vjp_forward", "batch", "uses_axis", "axis_batch",
+        "differentiable",
+    )
 
     def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True) -> None:
         self.name = name
@@ -40,6 +50,8 @@ class Primitive:
         self.vjp: Rule | None = None
         self.vjp_forward: Rule | None = None
         self.batch: Rule | None = None
+        self.uses_axis: AxisUse | None = None
+        self.axis_batch: Rule | None = None
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} is defined twice")
         REGISTRY[name] = self
@@ -67,6 +79,26 @@ class Primitive:
     def def_batch(self, rule: Rule) -> Rule:
         self.batch = rule
         return rule
+
+    def def_uses_axis(self, rule: AxisUse) -> AxisUse:
+        self.uses_axis = rule
+        return rule
+
+    def def_axis_batch(self, rule: Rule) -> Rule:
+        self.axis_batch = rule
+        return rule
+
+
+def equation_uses_axis(prim: Primitive, params: Mapping[str, Any], axis_name: str | None) -> bool:
+    """Whether an equation of ``prim`` with ``params`` uses the mapped axis ``axis_name`` (None: an unnamed axis,
+    which nothing can use)."""
+    return axis_name is not None and prim.uses_axis is not None and prim.uses_axis(params, axis_name)
+
+
+def graph_uses_axis(graph: Graph, axis_name: str) -> bool:
+    """Whether any equation of ``graph`` uses the mapped axis ``axis_name``, as its primitive says (for the
+    ``uses_axis`` rule of primitives that carry nested graphs)."""
+    return any(equation_uses_axis(eqn.primitive, eqn.params, axis_name) for eqn in graph.eqns)
 
 
 REGISTRY: Final[dict[str, Primitive]] = {}

@@ -114,6 +114,49 @@ def test_collective_inside_control_flow_under_vmap(rng: np.random.Generator) -> 
     np.testing.assert_allclose(np.asarray(ys)[:, 0], xs, rtol=1e-12)
 
 
+def test_control_flow_over_the_walked_axis_broadcasts_nothing_up_front(rng: np.random.Generator) -> None:
+    """With no batched operand, a cond/while whose nested graph uses the vmapped axis is batched from the walked
+    axis size: the unbatched predicate stays one cond (no per-example select of both branches)."""
+    xs = rng.standard_normal((4, 3))
+    w = np.ones(3)
+    f = lambda x, w: x + ts.cond(w[0] > 0, lambda w: ts.psum(w, "i"), lambda w: w, w)  # noqa: E731
+    mapped = ts.vmap(f, in_axes=(0, None), axis_name="i")
+    staged = ts.Program(mapped, check_annotations=False).stage(xs, w)
+    staged.typecheck()
+    names = [eqn.primitive.name for eqn in staged.graph.eqns]
+    assert "cond" in names and "select" not in names, names
+
+    # no operands at all: the branches read their member's position
+    g = lambda x, w: x + ts.cond(w[0] > 0, lambda: ts.axis_index("i") * 2, lambda: ts.axis_index("i"))  # noqa: E731
+    got = ts.vmap(g, in_axes=(0, None), axis_name="i")(xs[:, 0].astype(np.int32), w)
+    np.testing.assert_array_equal(np.asarray(got), xs[:, 0].astype(np.int32) + 2 * np.arange(4))
+
+    # a while loop whose carry starts unbatched and becomes batched through a collective in its body
+    def h(x: Any, w: Any) -> Any:
+        body = lambda c: c + (ts.axis_index("i") + 1).astype(np.float64)  # noqa: E731
+        return x + ts.while_loop(lambda c: c[0] < 10, body, w)
+
+    got = ts.vmap(h, in_axes=(0, None), axis_name="i")(xs, w)
+    want = np.stack([w + np.ceil((10 - 1) / (k + 1)) * (k + 1) for k in range(4)])
+    np.testing.assert_allclose(np.asarray(got), xs + want, rtol=1e-12)
+
+    def s(x: Any, w: Any) -> Any:
+        step = lambda c, _: (c + ts.axis_index("i").astype(np.float64), c)  # noqa: E731
+        return x + ts.scan(step, w, tnp.zeros(2))[0]
+
+    got = ts.vmap(s, in_axes=(0, None), axis_name="i")(xs, w)
+    np.testing.assert_allclose(np.asarray(got), xs + w + 2 * np.arange(4)[:, None], rtol=1e-12)
+
+
+def test_every_primitive_that_uses_an_axis_has_an_axis_batch_rule() -> None:
+    from tensorstage.staging import REGISTRY
+
+    missing = [name for name, prim in REGISTRY.items() if prim.uses_axis is not None and prim.axis_batch is None]
+    assert not missing, missing
+    users = {name for name, prim in REGISTRY.items() if prim.uses_axis is not None}
+    assert {"psum", "all_gather", "ppermute", "axis_index", "cond", "while", "scan", "custom_jvp_call"} <= users
+
+
 def test_vmap_of_grad_with_pmean_loss_gives_local_gradients(rng: np.random.Generator) -> None:
     """Per-member semantics: each member's gradient of pmean(loss) is its local loss gradient (psum transposes
     to psum), so a data-parallel step averages the gradients with pmean."""

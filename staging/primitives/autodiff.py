@@ -24,7 +24,7 @@ from ..primitive import Primitive
 from ..source import user_location
 from ..zeros import MaybeZero, Zero
 from . import structural as S
-from .subgraph_edits import split
+from .subgraph_edits import batch_size_and_name, def_nested_axis_rules, split
 
 # ------------------------------------------------------------------------------------------ stop_gradient
 
@@ -74,11 +74,12 @@ def _no_differentiated_consts(kind: str, name: str, flags: Sequence[bool]) -> No
         )
 
 
-def _batch_all(args: Sequence[Atom], dims: Sequence[int | None]) -> tuple[list[Atom], int]:
-    """Every input batched at axis 0 (unbatched ones broadcast), so each subgraph batches uniformly."""
+def _batch_all(args: Sequence[Atom], dims: Sequence[int | None], size: int | None) -> tuple[list[Atom], int]:
+    """Every input batched at axis 0 (unbatched ones broadcast), so each subgraph batches uniformly. ``size``: the
+    walked axis (from ``axis_batch``), or None to read it off a batched input."""
     from ..transforms.batching import move_batch_axis
 
-    size = next(a.aval.shape[d] for a, d in zip(args, dims) if d is not None)
+    size, _ = batch_size_and_name(args, dims, size)
     return [move_batch_axis(a, d, 0, size) for a, d in zip(args, dims)], size
 
 
@@ -144,13 +145,16 @@ def _custom_jvp_vjp(
 
 @custom_jvp_call_p.def_batch
 def _custom_jvp_batch(
-    args: Sequence[Atom], dims: Sequence[int | None], *, fun: Graph, rule: Graph, num_args: int, num_fun_consts: int,
-    name: str,
+    args: Sequence[Atom], dims: Sequence[int | None], walked_size: int | None = None, *, fun: Graph, rule: Graph,
+    num_args: int, num_fun_consts: int, name: str,
 ) -> Any:
-    ins, size = _batch_all(args, dims)
+    ins, size = _batch_all(args, dims, walked_size)
     xs, fun_consts, rule_consts = split(ins, num_args, num_fun_consts)
     outs = custom_jvp_call(xs, fun_consts, rule_consts, fun=_batched(fun, size), rule=_batched(rule, size), name=name)
     return outs, [0] * len(outs)
+
+
+def_nested_axis_rules(custom_jvp_call_p, "fun", "rule")
 
 
 # ------------------------------------------------------------------------------------------ custom_vjp_call
@@ -215,10 +219,10 @@ def _custom_vjp_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any
 
 @custom_vjp_call_p.def_batch
 def _custom_vjp_batch(
-    args: Sequence[Atom], dims: Sequence[int | None], *, fun: Graph, fwd: Graph, bwd: Graph, num_args: int,
-    consts: tuple[int, int, int], name: str,
+    args: Sequence[Atom], dims: Sequence[int | None], walked_size: int | None = None, *, fun: Graph, fwd: Graph,
+    bwd: Graph, num_args: int, consts: tuple[int, int, int], name: str,
 ) -> Any:
-    ins, size = _batch_all(args, dims)
+    ins, size = _batch_all(args, dims, walked_size)
     xs, fun_consts, fwd_consts, bwd_consts, _ = split(ins, num_args, *consts)
     outs = custom_vjp_call(
         xs, (fun_consts, fwd_consts, bwd_consts),
@@ -227,4 +231,5 @@ def _custom_vjp_batch(
     return outs, [0] * len(outs)
 
 
+def_nested_axis_rules(custom_vjp_call_p, "fun", "fwd", "bwd")
 custom_vjp_call_p.def_vjp_forward(_custom_vjp_forward)

@@ -9,20 +9,21 @@ Semantics are per device (SPMD): each device's value is its own variable. Hence 
 devices that attain the extremum (ties share it, as ``reduce_max`` does). ``all_gather`` transposes to a psum
 followed by each device taking its own slice; ``ppermute`` to the inverse permutation.
 
-Batching: under ``vmap(f, axis_name="i")`` a collective over ``"i"`` becomes the matching reduction over the
-batch axis (the walker hands it to the rule even when its operand is unbatched); a collective over another axis
-is re-bound on the batched operand.
+Batching: every collective says it uses the axis it names (``uses_axis``). Under ``vmap(f, axis_name="i")`` the
+walker hands a collective over ``"i"`` to its ``axis_batch`` rule, even when its operand is unbatched, and that
+rule emits the matching reduction over the batch axis; a collective over another axis goes to its ``batch`` rule,
+which re-binds it on the batched operand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes
-from ..axes import lookup, walked_axis
+from ..axes import lookup
 from ..builder import bind
 from ..errors import DTypeError, ShapeError
 from ..ir import Atom, Aval, literal
@@ -38,9 +39,14 @@ Perm = tuple[tuple[int, int], ...]
 INDEX_DTYPE = np.dtype(np.int32)
 
 
-def _batched_size_check(x: Atom, d: int | None, size: int) -> None:
-    if d is not None and x.aval.shape[d] != size:
-        raise AssertionError(f"batch axis of {x.aval} at {d} is not the walked axis of size {size}")
+def _batched_size_check(x: Atom, d: int | None, size: int, axis_size: int) -> None:
+    if size != axis_size or (d is not None and x.aval.shape[d] != size):
+        raise AssertionError(f"batch axis of {x.aval} at {d} is not the walked axis of size {axis_size}")
+
+
+def _uses_axis(params: Mapping[str, Any], axis_name: str) -> bool:
+    """Every collective uses the axis its ``axis_name`` names."""
+    return bool(params["axis_name"] == axis_name)
 
 
 # --------------------------------------------------------------------------------------- psum, pmax, pmin
@@ -54,15 +60,21 @@ def _make_all_reduce(name: str, allowed: frozenset[Any], what: str, reduce: Any)
         check_dtype(name, x, allowed, what)
         return x
 
+    prim.def_uses_axis(_uses_axis)
+
+    @prim.def_axis_batch
+    def axis_batch(
+        args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int
+    ) -> Any:
+        (x,), (d,) = args, dims
+        _batched_size_check(x, d, size, axis_size)
+        if d is None:  # the same value on every member
+            return (E.mul(x, E.scalar(axis_size, x)) if prim is psum_p else x), None
+        return reduce(x, (d,)), None
+
     @prim.def_batch
     def batch(args: Sequence[Atom], dims: Sequence[int | None], *, axis_name: str, axis_size: int) -> Any:
         (x,), (d,) = args, dims
-        frame = walked_axis()
-        if frame is not None and frame.name == axis_name:  # the collective's axis is the batch axis
-            _batched_size_check(x, d, axis_size)
-            if d is None:  # the same value on every member
-                return (E.mul(x, E.scalar(axis_size, x)) if prim is psum_p else x), None
-            return reduce(x, (d,)), None
         return bind(prim, x, axis_name=axis_name, axis_size=axis_size), d
 
     return prim
@@ -159,22 +171,31 @@ def _all_gather_vjp(
     return (S.reshape(mine, x.shape, x.dims),)
 
 
+all_gather_p.def_uses_axis(_uses_axis)
+
+
+@all_gather_p.def_axis_batch
+def _all_gather_axis_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int, axis: int,
+    tiled: bool,
+) -> Any:
+    (x,), (d,) = args, dims
+    _batched_size_check(x, d, size, axis_size)
+    if d is None:  # every member holds the same value: gathering stacks copies of it
+        x, d = S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
+    stacked = S.moveaxis(x, d, axis)
+    if not tiled:
+        return stacked, None
+    shape = stacked.aval.shape
+    merged = (*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2:])
+    return S.reshape(stacked, merged), None
+
+
 @all_gather_p.def_batch
 def _all_gather_batch(
     args: Sequence[Atom], dims: Sequence[int | None], *, axis_name: str, axis_size: int, axis: int, tiled: bool
 ) -> Any:
     (x,), (d,) = args, dims
-    frame = walked_axis()
-    if frame is not None and frame.name == axis_name:
-        _batched_size_check(x, d, axis_size)
-        if d is None:  # every member holds the same value: gathering stacks copies of it
-            x, d = S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
-        stacked = S.moveaxis(x, d, axis)
-        if not tiled:
-            return stacked, None
-        shape = stacked.aval.shape
-        merged = (*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2:])
-        return S.reshape(stacked, merged), None
     assert d is not None
     front = S.moveaxis(x, d, 0)
     return bind(all_gather_p, front, axis_name=axis_name, axis_size=axis_size, axis=axis + 1, tiled=tiled), 0
@@ -217,23 +238,31 @@ def _ppermute_vjp(
     return (bind(ppermute_p, ct, perm=inverse, **params),)
 
 
+ppermute_p.def_uses_axis(_uses_axis)
+
+
+@ppermute_p.def_axis_batch
+def _ppermute_axis_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int, perm: Perm
+) -> Any:
+    (x,), (d,) = args, dims
+    _batched_size_check(x, d, size, axis_size)
+    if d is None:
+        x, d = S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
+    source_of = {t: s for s, t in perm}
+    per_example = S.unbatched_aval(x, d)
+    zero = S.zeros(Aval((*per_example.shape[:d], 1, *per_example.shape[d:]), x.aval.dtype))
+    pieces = [
+        L.slice_in_dim(x, source_of[j], source_of[j] + 1, d) if j in source_of else zero for j in range(axis_size)
+    ]
+    return L.concatenate(pieces, d), d
+
+
 @ppermute_p.def_batch
 def _ppermute_batch(
     args: Sequence[Atom], dims: Sequence[int | None], *, axis_name: str, axis_size: int, perm: Perm
 ) -> Any:
     (x,), (d,) = args, dims
-    frame = walked_axis()
-    if frame is not None and frame.name == axis_name:
-        _batched_size_check(x, d, axis_size)
-        if d is None:
-            x, d = S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
-        source_of = {t: s for s, t in perm}
-        per_example = S.unbatched_aval(x, d)
-        zero = S.zeros(Aval((*per_example.shape[:d], 1, *per_example.shape[d:]), x.aval.dtype))
-        pieces = [
-            L.slice_in_dim(x, source_of[j], source_of[j] + 1, d) if j in source_of else zero for j in range(axis_size)
-        ]
-        return L.concatenate(pieces, d), d
     return bind(ppermute_p, x, axis_name=axis_name, axis_size=axis_size, perm=perm), d
 
 
@@ -251,12 +280,21 @@ axis_index_p.def_jvp(E._no_tangent_jvp)
 axis_index_p.def_vjp(E._no_cotangent_vjp)
 
 
+axis_index_p.def_uses_axis(_uses_axis)
+
+
+@axis_index_p.def_axis_batch
+def _axis_index_axis_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int
+) -> Any:
+    if size != axis_size:
+        raise AssertionError(f"axis_index over {axis_name!r} of size {axis_size} batched over size {size}")
+    return L.iota(INDEX_DTYPE, (axis_size,)), 0
+
+
 @axis_index_p.def_batch
 def _axis_index_batch(args: Sequence[Atom], dims: Sequence[int | None], *, axis_name: str, axis_size: int) -> Any:
-    frame = walked_axis()
-    if frame is None or frame.name != axis_name:
-        raise AssertionError("axis_index has no operands: it is batched only over its own axis")
-    return L.iota(INDEX_DTYPE, (axis_size,)), 0
+    raise AssertionError("axis_index has no operands: it is batched only over its own axis")
 
 
 # ------------------------------------------------------------------------------- staging-level entry points

@@ -33,6 +33,7 @@ from . import reductions as R
 from . import structural as S
 from .subgraph_edits import (
     Replacing, active_outputs, batch_size_and_name, bind_control, broadcast_pred, carry_fixpoint, check_inputs,
+    def_nested_axis_rules,
     join_types, nonzero, permute_inputs, select_outputs, split, split_joint, to_front,
     with_unused_inputs,
 )
@@ -150,13 +151,13 @@ def _cond_forward(
 
 @cond_p.def_batch
 def _cond_batch(
-    args: Sequence[Atom], dims: Sequence[int | None], *, branches: tuple[Graph, ...]
+    args: Sequence[Atom], dims: Sequence[int | None], walked_size: int | None = None, *, branches: tuple[Graph, ...]
 ) -> tuple[list[Atom], list[int | None]]:
     from ..transforms.batching import batch_emit, batch_graph
 
     index, *operands = args
     index_dim, *op_dims = dims
-    size, name = batch_size_and_name(args, dims)
+    size, name = batch_size_and_name(args, dims, walked_size)
     if index_dim is None:
         # One branch for the whole batch: cond of the batched branches, outputs batched at 0 where any is.
         firsts = [batch_graph(b, op_dims, size, name)[1] for b in branches]
@@ -180,6 +181,9 @@ def _cond_batch(
                 chosen = E.select(broadcast_pred(hit, chosen), per_branch[i][j], chosen)
         results.append(chosen)
     return results, [0] * len(results)
+
+
+def_nested_axis_rules(cond_p, "branches")
 
 
 # ------------------------------------------------------------------------------------------------ while
@@ -260,12 +264,13 @@ def _while_vjp(cts: Any, primals: Any, outs: Any, wants: Any, **params: Any) -> 
 
 @while_p.def_batch
 def _while_batch(
-    args: Sequence[Atom], dims: Sequence[int | None], *, cond_graph: Graph, body_graph: Graph, cond_nconsts: int,
+    args: Sequence[Atom], dims: Sequence[int | None], walked_size: int | None = None, *, cond_graph: Graph,
+    body_graph: Graph, cond_nconsts: int,
     body_nconsts: int,
 ) -> tuple[list[Atom], list[int | None]]:
     from ..transforms.batching import batch_emit, batch_graph
 
-    size, name = batch_size_and_name(args, dims)
+    size, name = batch_size_and_name(args, dims, walked_size)
     cond_consts, body_consts, carry = split(args, cond_nconsts, body_nconsts)
     cc_dims, bc_dims, carry_dims = split(dims, cond_nconsts, body_nconsts)
 
@@ -307,6 +312,9 @@ def _while_batch(
     masked_body = Graph([*cc_vars, *bc_vars, *carry_vars], b.eqns, held)
     results = while_loop(cond_consts, [*cond_consts, *body_consts], carry, any_cond, masked_body)
     return results, carry_in
+
+
+def_nested_axis_rules(while_p, "cond_graph", "body_graph")
 
 
 # ------------------------------------------------------------------------------------------------- scan
@@ -541,7 +549,8 @@ cond_p.def_vjp_forward(_cond_forward)
 
 @scan_p.def_batch
 def _scan_batch(
-    args: Sequence[Atom], dims: Sequence[int | None], *, body: Graph, num_consts: int, num_carry: int, length: int,
+    args: Sequence[Atom], dims: Sequence[int | None], walked_size: int | None = None, *, body: Graph,
+    num_consts: int, num_carry: int, length: int,
     reverse: bool, xs_axes: tuple[int, ...], ys_axes: tuple[int, ...],
 ) -> tuple[list[Atom], list[int | None]]:
     """Batch the body. Carries and per-step ys sit batched at axis 0; a scanned operand keeps its batch axis
@@ -549,7 +558,7 @@ def _scan_batch(
     transposed, and results come out batch-major."""
     from ..transforms.batching import batch_graph
 
-    size, name = batch_size_and_name(args, dims)
+    size, name = batch_size_and_name(args, dims, walked_size)
     consts, carry, xs = split(args, num_consts, num_carry)
     c_dims, carry_dims, x_dims = split(dims, num_consts, num_carry)
     new_xs_axes = [a if d is None or a < d else a + 1 for a, d in zip(xs_axes, x_dims)]
@@ -576,3 +585,4 @@ def _scan_batch(
     return results, [*at_front(batched), *at_front(ys_batched)]
 
 
+def_nested_axis_rules(scan_p, "body")

@@ -4,14 +4,14 @@ a joint VJP graph into its forward and backward parts, and the batching / differ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..builder import abstract_eval, bind, current, current_loc
 from ..dce import dce
 from ..errors import ShapeError
 from ..ir import Atom, Aval, DimName, Equation, Graph, Var
-from ..primitive import Primitive
+from ..primitive import Primitive, graph_uses_axis
 from ..shapes import describe
 from ..zeros import MaybeZero, Zero, has_tangent
 from . import structural as S
@@ -76,11 +76,38 @@ def split(items: Sequence[Any], *sizes: int) -> list[list[Any]]:
     return out
 
 
-def batch_size_and_name(args: Sequence[Atom], dims: Sequence[int | None]) -> tuple[int, DimName]:
+def batch_size_and_name(
+    args: Sequence[Atom], dims: Sequence[int | None], size: int | None = None
+) -> tuple[int, DimName]:
+    """The batch size and dim name of a batched operand; with none, ``size`` (the walked axis, which the walker
+    gives ``axis_batch`` rules) and no name."""
     for a, d in zip(args, dims):
         if d is not None:
             return a.aval.shape[d], a.aval.dims[d]
+    if size is not None:
+        return size, None
     raise AssertionError("a batching rule ran without a batched operand")
+
+
+def def_nested_axis_rules(prim: Primitive, *graph_params: str) -> None:
+    """``uses_axis`` and ``axis_batch`` for a primitive whose params ``graph_params`` hold nested graphs (a Graph
+    or a tuple of them): it uses an axis when an equation of one of them does (a collective in a branch or loop
+    body), and its ``batch`` rule, written as ``batch(args, dims, size=None, **params)``, is its ``axis_batch``
+    rule too: with no operand batched it takes the batch size from ``size``, and the walks it starts on its
+    nested graphs batch the equations that use the axis. Nothing is broadcast up front."""
+
+    def uses(params: Mapping[str, Any], axis_name: str) -> bool:
+        for key in graph_params:
+            value = params[key]
+            graphs = value if isinstance(value, tuple) else (value,)
+            if any(graph_uses_axis(g, axis_name) for g in graphs):
+                return True
+        return False
+
+    if prim.batch is None:
+        raise AssertionError(f"define the batch rule of {prim.name} before its nested axis rules")
+    prim.def_uses_axis(uses)
+    prim.def_axis_batch(prim.batch)
 
 
 def to_front(x: Atom, d: int | None, batched: bool, size: int, name: DimName) -> Atom:
