@@ -532,6 +532,17 @@ def _rest(old: Dims, new: list[Type | None]) -> Type | None:
     return None
 
 
+def _axes_of(items: Sequence[tuple[Type, object]]) -> list[Axis] | None:
+    """The axes named by an op's axis arguments, or None when any of them is not known statically."""
+    axes: list[Axis] = []
+    for typ, expr in items:
+        one = axis_items(typ, expr)
+        if one is None:
+            return None
+        axes.extend(one)
+    return axes
+
+
 def _squeeze_rule(call: Call) -> Dims | None:
     dims = call.operand.dims
     assert dims is not None
@@ -540,12 +551,9 @@ def _squeeze_rule(call: Call) -> Dims | None:
         if any(fixed_size(d) is None for d in dims):
             return None
         return [d for d in dims if not is_one(d)]
-    axes: list[Axis] = []
-    for typ, expr in items:
-        one = axis_items(typ, expr)
-        if one is None:
-            return None
-        axes.extend(one)
+    axes = _axes_of(items)
+    if axes is None:
+        return None
     gone = resolve_axes(call.op, axes, dims, show(dims))
     for i in gone:
         if not is_one(dims[i]) and not is_unknown(dims[i]):
@@ -577,12 +585,9 @@ def _expand_dims_rule(call: Call) -> Dims | None:
 def _permutation(call: Call, items: list[tuple[Type, object]]) -> list[int] | None:
     dims = call.operand.dims
     assert dims is not None
-    axes: list[Axis] = []
-    for typ, expr in items:
-        one = axis_items(typ, expr)
-        if one is None:
-            return None
-        axes.extend(one)
+    axes = _axes_of(items)
+    if axes is None:
+        return None
     perm = resolve_axes(call.op, axes, dims, show(dims))
     if len(perm) != len(dims):
         raise ShapeFailure(f"{call.op}: {len(perm)} axes given for {show(dims)}, which has rank {len(dims)}")
@@ -602,12 +607,9 @@ def _transpose_rule(call: Call) -> Dims | None:
 def _swapaxes_rule(call: Call) -> Dims | None:
     dims = call.operand.dims
     assert dims is not None
-    axes: list[Axis] = []
-    for typ, expr in call.args:
-        one = axis_items(typ, expr)
-        if one is None:
-            return None
-        axes.extend(one)
+    axes = _axes_of(call.args)
+    if axes is None:
+        return None
     a, b = resolve_axes(call.op, axes, dims, show(dims)) if axes[0] != axes[1] else (0, 0)
     out = list(dims)
     out[a], out[b] = out[b], out[a]
