@@ -12,6 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def first_result(impl: str, workload: str, **env: str) -> dict[str, Any]:
+    """``impl`` is tensorstage, jax, or ``phases`` (tensorstage, timed phase by phase)."""
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", **env}
     done = subprocess.run(
         [sys.executable, os.path.join(HERE, "_first_result.py"), impl, workload],

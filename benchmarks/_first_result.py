@@ -4,6 +4,9 @@ Prints one JSON line: ``import_s`` (importing the library), ``first_result_s`` (
 compiling or loading from the disk cache, transferring inputs, running, and waiting for the result; the
 interpreter start and the import are excluded), and whether the executable came from the disk cache.
 Usage: python _first_result.py {tensorstage|jax} {selu|mlp|chain}
+
+``python _first_result.py phases {selu|mlp}`` instead times tensorstage's first result phase by phase (stage,
+compile or load, first run including the input transfer, second run), to show what bounds a warm start.
 """
 
 from __future__ import annotations
@@ -19,8 +22,42 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 CHAIN_STEPS = 700  # x3 ops: a 2100-op elementwise chain, compile-bound like JAXLIB.md's 2000-op probe
 
 
+def phases(workload: str) -> None:
+    import numpy as np
+
+    import tensorstage as ts
+    from tensorstage.lowering import backend
+    from workloads import mlp_data, ts_selu, ts_train_step
+
+    backend.cpu_client()
+    args: tuple[Any, ...]
+    if workload == "selu":
+        f: Any = ts.program(ts_selu)
+        args = (np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32),)
+    else:
+        f = ts.program(ts_train_step)
+        args = mlp_data(100)
+    marks = [time.perf_counter()]
+    staged = f.stage(*args)
+    staged.stablehlo()
+    marks.append(time.perf_counter())
+    compiled = staged.compile()
+    marks.append(time.perf_counter())
+    for _ in range(2):
+        ts.tree_map(lambda a: a.block_until_ready(), compiled(*args))
+        marks.append(time.perf_counter())
+    seconds = [b - a for a, b in zip(marks, marks[1:])]
+    print(json.dumps({
+        "stage_s": seconds[0], "compile_or_load_s": seconds[1], "first_run_s": seconds[2],
+        "second_run_s": seconds[3], "from_disk": compiled.from_disk_cache,
+    }))
+
+
 def main() -> None:
     impl, workload = sys.argv[1], sys.argv[2]
+    if impl == "phases":
+        phases(workload)
+        return
     start = time.perf_counter()
     if impl == "jax":
         import jax

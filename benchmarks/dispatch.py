@@ -2,7 +2,8 @@
 marginal cost of each extra pytree leaf. Anchors: jax.jit (when installed), the jaxlib floor (our executable
 called directly through execute_sharded, no library around it), and NumPy on the host.
 
-Targets (issue #6): <= 0.7x jax.jit per call; <= 1 us per extra leaf.
+Targets (issue #6): <= 0.7x jax.jit per call; <= 1 us per extra leaf; NumPy arguments without extra copies
+(a 16 MB argument's call costs about one host copy).
 """
 
 from __future__ import annotations
@@ -60,6 +61,30 @@ def tiny_call() -> list[dict[str, Any]]:
     return rows
 
 
+def big_numpy_argument() -> list[dict[str, Any]]:
+    """A 16 MB NumPy argument: its one host->device copy dominates, so an extra copy would show as ~2x."""
+    host = np.random.default_rng(0).standard_normal(4_000_000).astype(np.float32)
+    f = ts.program(first_element)
+    fns = {"tensorstage": lambda: f(host).block_until_ready(), "numpy copy": lambda: host.copy()}
+    jax = try_jax()
+    if jax is not None:
+        jf = jax.jit(first_element)
+        fns["jax.jit"] = lambda: jf(host).block_until_ready()
+    best = interleaved(fns, number=20, rounds=9)
+    rows = []
+    for name, seconds in best.items():
+        row: dict[str, Any] = {"case": "x[0], x: NumPy f32[4M] (16 MB)", "impl": name, "us_per_call": us(seconds)}
+        if "jax.jit" in best:
+            row["vs_jax"] = seconds / best["jax.jit"]
+        row["vs_numpy_copy"] = seconds / best["numpy copy"]
+        rows.append(row)
+    return rows
+
+
+def first_element(x: Any) -> Any:
+    return x[0]
+
+
 def per_leaf() -> list[dict[str, Any]]:
     jax = try_jax()
     f = ts.program(total)
@@ -88,6 +113,7 @@ def per_leaf() -> list[dict[str, Any]]:
 def main() -> None:
     report("dispatch: tiny program per call", tiny_call())
     report("dispatch: per extra pytree leaf", per_leaf())
+    report("dispatch: one big NumPy argument", big_numpy_argument())
 
 
 if __name__ == "__main__":

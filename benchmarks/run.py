@@ -63,6 +63,8 @@ CHECKS: list[Check] = [
      "<=", 1.0),
     ("dispatch, NumPy args vs jax.jit (no target)",
      lambda r: _get(r, "dispatch: tiny", "vs_jax", impl="tensorstage, numpy args"), "<=", float("inf")),
+    ("dispatch, 16 MB NumPy arg vs one host copy",  # a second copy would read ~2
+     lambda r: _get(r, "dispatch: one big", "vs_numpy_copy", impl="tensorstage"), "<=", 1.5),
     ("staging, 100 layers vs jax", lambda r: _get(r, "staging", "vs_jax", layers=100), "<=", 0.2),
     ("staging, us per equation (100 layers)", lambda r: _get(r, "staging", "us_per_equation", layers=100), "<=", 5.0),
     ("staging, linearity: us/eqn 200 vs 50 layers", lambda r: _linearity(r), "<=", 1.25),

@@ -3,7 +3,8 @@ empty (cold). Both include staging, lowering, compiling or deserializing, transf
 
 Target (issue #6): warm <= 0.1x cold. Workloads: a 2100-op elementwise chain (compile-bound), SELU on 1M,
 and the 100-layer MLP train step (XLA:CPU's first execution of a big program is slow whether the executable was
-compiled or deserialized, which bounds that row's ratio).
+compiled or deserialized, which bounds that row's ratio). A second table times the phases of one first result
+(stage, compile or load, first run with the input transfer, second run) cold and warm, to show what bounds them.
 """
 
 from __future__ import annotations
@@ -49,6 +50,32 @@ def main() -> None:
             / (cold["first_result_s"] + cold["import_s"]),
         })
     report("warm start: new process, first result", rows)
+    report("warm start: phases of a first result (new process, ms)", anatomy())
+
+
+def anatomy() -> list[dict[str, Any]]:
+    """Where a first result's time goes, cold and warm: what the disk cache removes and what it cannot."""
+    rows = []
+    for workload in ("selu", "mlp"):
+        filled = tempfile.mkdtemp(prefix="ts-phases-")
+        try:
+            for cache in ("cold", "warm"):
+                runs = []
+                for _ in range(3):
+                    directory = filled if cache == "warm" else tempfile.mkdtemp(prefix="ts-cold-")
+                    runs.append(first_result("phases", workload, TENSORSTAGE_CACHE_DIR=directory))
+                    if cache == "cold":
+                        shutil.rmtree(directory, ignore_errors=True)
+                if cache == "cold":
+                    first_result("phases", workload, TENSORSTAGE_CACHE_DIR=filled)
+                best = min(runs, key=lambda r: r["stage_s"] + r["compile_or_load_s"] + r["first_run_s"])
+                rows.append({"workload": workload, "cache": cache, "from_disk": best["from_disk"]} | {
+                    name[:-2] + "_ms": best[name] * 1e3
+                    for name in ("stage_s", "compile_or_load_s", "first_run_s", "second_run_s")
+                })
+        finally:
+            shutil.rmtree(filled, ignore_errors=True)
+    return rows
 
 
 if __name__ == "__main__":

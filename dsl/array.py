@@ -165,8 +165,8 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
         if host.size and not (-(2**31) <= host.min() and host.max() < 2**31):
             raise ValueError("Python integers out of the default integer dtype i32's range; pass a dtype")
         host = host.astype(_dt.DEFAULT_INT)
-    _dt.canonical(host.dtype)
-    return host
+    native = _dt.canonical(host.dtype)
+    return host if host.dtype == native else host.astype(native)  # big-endian data, in native byte order
 
 
 def asarray(x: Any, dtype: type[DType] | Any = None) -> Array[Any, Unpack[tuple[Any, ...]]]:

@@ -498,7 +498,9 @@ class Compiled(Generic[P, R]):
                 if aval is not expected and (aval.shape != expected.shape or aval.dtype != expected.dtype):
                     self._mismatch(index, aval, expected)
             elif kind is np.ndarray or isinstance(leaf, (np.ndarray, np.generic)):
-                if leaf.shape != expected.shape or leaf.dtype != expected.dtype:
+                if leaf.shape != expected.shape or (
+                    leaf.dtype != expected.dtype and leaf.dtype.newbyteorder("=") != expected.dtype  # big-endian
+                ):
                     self._mismatch(index, Aval(leaf.shape, np.dtype(leaf.dtype)), expected)
             elif kind in (float, int, bool) and self._signature.weak[index]:
                 if kind is float and not _dt.is_float(expected.dtype):

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import pytree
 from .array import Array, as_host_array
-from .staging.builder import building
+from .staging.builder import building, gc_paused
 from .staging.dce import close_over, dce
 from .staging.errors import TransformError
 from .staging.ir import Atom, Aval, Graph, Literal, Var
@@ -61,6 +61,18 @@ def trace_flat(
     Dynamic leaves become graph inputs of the given avals; static leaves are passed through unchanged.
     """
     weak = tuple(weak) or (False,) * len(leaves)
+    with gc_paused():
+        return _trace_flat(fn, treedef, leaves, dynamic, avals, weak)
+
+
+def _trace_flat(
+    fn: Callable[..., Any],
+    treedef: pytree.TreeDef,
+    leaves: Sequence[Any],
+    dynamic: Sequence[bool],
+    avals: Sequence[Aval | None],
+    weak: Sequence[bool],
+) -> TracedFunction:
     with building() as builder:
         inputs: list[Var] = []
         call_leaves: list[Any] = []

@@ -13,13 +13,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..staging import dtypes
-from ..staging.ir import Aval, Graph, Literal, SourceLoc, Var
+from ..staging.builder import gc_paused
+from ..staging.ir import Atom, Aval, Graph, Literal, SourceLoc, scalar_aval
 from ..staging.primitive import Primitive
 
 
 class Value(NamedTuple):
     name: str
     aval: Aval
+    type: str  # ``tensor_type(aval)``, computed once when the value is made: operands reuse it
 
 
 LoweringRule = Callable[..., Sequence[Value]]
@@ -41,6 +43,10 @@ def lowers(*primitives: Primitive) -> Callable[[LoweringRule], LoweringRule]:
 _TEXT_CACHE_LIMIT = 8192
 _TYPE_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any]], str] = {}
 _LOC_TEXT: dict[SourceLoc, str] = {}
+_I64_TEXT: dict[tuple[int, ...], str] = {}
+# ``value = dense<...>`` texts of small constants (scalars: literals, reduction inits) by shape, dtype and bytes.
+_SMALL_CONSTANT = 16
+_CONSTANT_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any], bytes], str] = {}
 
 
 def tensor_type(aval: Aval) -> str:
@@ -64,7 +70,15 @@ def tensor_type(aval: Aval) -> str:
 
 
 def i64_array(values: Sequence[int]) -> str:
-    return "array<i64" + (": " + ", ".join(str(int(v)) for v in values) if len(values) else "") + ">"
+    # Params are mostly tuples (hashable, a handful of distinct ones per graph): their text is cached.
+    text = _I64_TEXT.get(values) if type(values) is tuple else None
+    if text is None:
+        text = "array<i64" + (": " + ", ".join(str(int(v)) for v in values) if len(values) else "") + ">"
+        if type(values) is tuple:
+            if len(_I64_TEXT) >= _TEXT_CACHE_LIMIT:
+                _I64_TEXT.clear()
+            _I64_TEXT[values] = text
+    return text
 
 
 def int_list(values: Sequence[int]) -> str:
@@ -131,83 +145,111 @@ class Emitter:
         regions: Sequence[str] = (),
     ) -> list[Value]:
         """Emit one op in generic form; ``props`` is the inside of ``<{...}>``."""
-        # Runs once per emitted op: plain list joins and one f-string, the type-text cache read inline.
-        types = _TYPE_TEXT
-        operand_names = ", ".join([v.name for v in operands])
-        operand_types = ", ".join(
-            [types.get((v.aval.shape, v.aval.dtype)) or tensor_type(v.aval) for v in operands]
-        )
-        prop_text = f" <{{{props}}}>" if props else ""
-        region_text = " (" + ", ".join(regions) + ")" if regions else ""
+        # Runs once per emitted op: operand texts are carried by the values (one or two operands, the common
+        # cases, without building lists), result types come from the cache.
+        n = len(operands)
+        if n == 2:
+            a, b = operands
+            operand_names = f"{a.name}, {b.name}"
+            operand_types = f"{a.type}, {b.type}"
+        elif n == 1:
+            operand_names = operands[0].name
+            operand_types = operands[0].type
+        else:
+            operand_names = ", ".join([v.name for v in operands])
+            operand_types = ", ".join([v.type for v in operands])
+        tail = f" <{{{props}}}>" if props else ""
+        if regions:
+            tail += " (" + ", ".join(regions) + ")"
         counter = self.counter
         if len(results) == 1:
             counter[0] += 1
             head = f"%{counter[0]}"
             result = results[0]
-            result_types = types.get((result.shape, result.dtype)) or tensor_type(result)
+            result_type = _TYPE_TEXT.get((result.shape, result.dtype)) or tensor_type(result)
             self.lines.append(
-                f'{self.indent}{head} = "{name}"({operand_names}){prop_text}{region_text} : '
-                f"({operand_types}) -> {result_types} {self.loc}"
+                f'{self.indent}{head} = "{name}"({operand_names}){tail} : '
+                f"({operand_types}) -> {result_type} {self.loc}"
             )
-            return [Value(head, result)]
+            return [Value(head, result, result_type)]
+        result_texts = [tensor_type(a) for a in results]
+        if results:
+            counter[0] += 1
+            base = f"%{counter[0]}"
+            lhs = f"{base}:{len(results)} = "
+            values = [Value(f"{base}#{i}", a, t) for i, (a, t) in enumerate(zip(results, result_texts))]
         else:
-            result_types = "(" + ", ".join([tensor_type(a) for a in results]) + ")"
-            if results:
-                counter[0] += 1
-                base = f"%{counter[0]}"
-                lhs = f"{base}:{len(results)} = "
-                values = [Value(f"{base}#{i}", a) for i, a in enumerate(results)]
-            else:
-                lhs = ""
-                values = []
+            lhs = ""
+            values = []
         self.lines.append(
-            f'{self.indent}{lhs}"{name}"({operand_names}){prop_text}{region_text} : '
-            f"({operand_types}) -> {result_types} {self.loc}"
+            f'{self.indent}{lhs}"{name}"({operand_names}){tail} : '
+            f"({operand_types}) -> ({', '.join(result_texts)}) {self.loc}"
         )
         return values
 
     def constant(self, array: np.ndarray[Any, Any], aval: Aval) -> Value:
-        return self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(array, aval)}")[0]
+        if array.size > _SMALL_CONSTANT:
+            return self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(array, aval)}")[0]
+        # Keyed by the exact bytes (after conversion to the aval's dtype), so equal keys give equal text.
+        data = np.asarray(array, dtype=aval.dtype)
+        key = (aval.shape, aval.dtype, data.tobytes())
+        props = _CONSTANT_TEXT.get(key)
+        if props is None:
+            props = f"value = {dense_attr(data, aval)}"
+            if len(_CONSTANT_TEXT) >= _TEXT_CACHE_LIMIT:
+                _CONSTANT_TEXT.clear()
+            _CONSTANT_TEXT[key] = props
+        return self.op("stablehlo.constant", (), (aval,), props)[0]
 
     def scalar(self, value: float | int | bool, dtype: np.dtype[Any]) -> Value:
-        return self.constant(np.asarray(value, dtype=dtype), Aval((), dtype))
+        return self.constant(np.asarray(value, dtype=dtype), scalar_aval(dtype))
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
         inner = Emitter(self.counter, self.indent + "    ")
         inner.loc = self.loc
-        args = [Value(inner.fresh(), a) for a in arg_avals]
+        args = [Value(inner.fresh(), a, tensor_type(a)) for a in arg_avals]
         results = body(inner, args)
         inner.op("stablehlo.return", results, [])
-        header = ", ".join(f"{v.name}: {tensor_type(v.aval)}" for v in args)
+        header = ", ".join(f"{v.name}: {v.type}" for v in args)
         return "{\n" + f"{self.indent}  ^bb0({header}):\n" + "\n".join(inner.lines) + f"\n{self.indent}}}"
 
     def graph_body(self, graph: Graph, args: Sequence[Value]) -> list[Value]:
         """Emit a graph's equations inline (used for the entry function and nested graphs in regions)."""
-        env: dict[int, Value] = {id(v): a for v, a in zip(graph.inputs, args, strict=True)}
+        env: dict[Atom, Value] = dict(zip(graph.inputs, args, strict=True))  # atoms hash by identity
+        get = env.get
         saved = self.loc
         lowerings = LOWERINGS
         locs = _LOC_TEXT
+        last_loc: object = graph  # no equation's location: the first equation sets ``self.loc``
         for eqn in graph.eqns:
-            ins = [env[id(a)] if type(a) is Var else self.atom(a, env) for a in eqn.inputs]
+            # Operands without a per-operand type test: a literal (never in ``env``) reads as None.
+            ins: list[Value | None] = list(map(get, eqn.inputs))
+            if None in ins:
+                ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
             rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
             loc = eqn.loc
-            self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
+            if loc is not last_loc:  # consecutive equations mostly share one user line
+                last_loc = loc
+                self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
             outputs = eqn.outputs
-            outs = rule(self, ins, tuple([v.aval for v in outputs]), **eqn.params)
-            if len(outputs) == 1 and len(outs) == 1:
-                env[id(outputs[0])] = outs[0]
-                continue
+            if len(outputs) == 1:
+                outs = rule(self, ins, (outputs[0].aval,), **eqn.params)
+                if len(outs) == 1:
+                    env[outputs[0]] = outs[0]
+                    continue
+            else:
+                outs = rule(self, ins, tuple([v.aval for v in outputs]), **eqn.params)
             for var, val in zip(outputs, outs, strict=True):
-                env[id(var)] = val
+                env[var] = val
         self.loc = saved
         return [self.atom(a, env) for a in graph.outputs]
 
-    def atom(self, atom: Any, env: dict[int, Value]) -> Value:
+    def atom(self, atom: Atom, env: dict[Atom, Value]) -> Value:
         if isinstance(atom, Literal):
             return self.constant(atom.value, atom.aval)
-        return env[id(atom)]
+        return env[atom]
 
 
 def module_text(
@@ -215,15 +257,20 @@ def module_text(
 ) -> str:
     """The StableHLO module for ``graph`` with a public ``@main`` taking the graph inputs in order
     (``num_replicas`` > 1: one SPMD replica per device, as ``pmap`` compiles it)."""
+    with gc_paused():
+        return _module_text(graph, name, donated, num_replicas)
+
+
+def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: int) -> str:
     emitter = Emitter()
-    args = [Value(f"%arg{i}", v.aval) for i, v in enumerate(graph.inputs)]
+    args = [Value(f"%arg{i}", v.aval, tensor_type(v.aval)) for i, v in enumerate(graph.inputs)]
     outs = emitter.graph_body(graph, args)
     emitter.loc = _loc_text(None)
     emitter.op("func.return", outs, [])
     donated_set = set(donated)
     aliases = _donation_aliases(graph, donated_set)
     params = ", ".join(
-        f"{a.name}: {tensor_type(a.aval)}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}" if i in aliases else "")
+        f"{a.name}: {a.type}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}" if i in aliases else "")
         for i, a in enumerate(args)
     )
     results = ", ".join(tensor_type(a) for a in graph.out_avals)

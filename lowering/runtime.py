@@ -80,7 +80,9 @@ def device_put(host: np.ndarray[Any, Any], device: Any) -> Any:
 
 
 def contiguous(host: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """``host`` itself when C-contiguous (no host-side copy), else a contiguous copy of the same shape."""
+    """``host`` itself when C-contiguous in native byte order (no host-side copy), else such a copy of it."""
+    if not host.dtype.isnative:  # devices read native-order bytes: a big-endian array is converted, not misread
+        return np.ascontiguousarray(host, dtype=host.dtype.newbyteorder("="))
     return host if host.flags.c_contiguous else np.ascontiguousarray(host)  # ascontiguousarray makes 0-d 1-d
 
 

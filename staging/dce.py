@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from .ir import Graph, Literal, Var
+from collections.abc import Iterable
+
+from .ir import Atom, Graph, Var
 
 
 def dce(graph: Graph) -> Graph:
     """Drop equations whose outputs are never used (primitives have no side effects)."""
-    # Ids of every atom read later, literals included: all of them are alive in the graph at once, so a
-    # literal's id never equals a variable's, and set operations on ``map(id, ...)`` run without Python loops.
-    live: set[int] = set(map(id, graph.outputs))
+    # Every atom read later, literals included. Atoms hash by identity (as ``id`` would, but spread better over
+    # a set's slots), and the set operations run without Python loops.
+    live: set[Atom] = set(graph.outputs)
     kept = []
     for eqn in reversed(graph.eqns):
-        if not live.isdisjoint(map(id, eqn.outputs)):
+        if not live.isdisjoint(eqn.outputs):
             kept.append(eqn)
-            live.update(map(id, eqn.inputs))
+            live.update(eqn.inputs)
     if len(kept) == len(graph.eqns):
         return graph
     kept.reverse()
@@ -23,24 +25,24 @@ def dce(graph: Graph) -> Graph:
 
 def free_vars(graph: Graph) -> list[Var]:
     """Variables the graph reads but neither takes as input nor defines (values closed over from outside)."""
-    defined: set[int] = set(map(id, graph.inputs))
-    seen: set[int] = set()
+    # ``known``: inputs, defined variables and literals seen so far (atoms hash by identity). Most equations read
+    # only known atoms, which one C-level ``issuperset`` confirms; only the others are walked atom by atom.
+    known: set[Atom] = set(graph.inputs)
     free: list[Var] = []
-
-    def visit(atom: object) -> None:
-        if isinstance(atom, Var) and id(atom) not in seen:
-            seen.add(id(atom))
-            free.append(atom)
-
     for eqn in graph.eqns:
-        for atom in eqn.inputs:
-            if id(atom) not in defined:
-                visit(atom)
-        defined.update(map(id, eqn.outputs))
-    for atom in graph.outputs:
-        if not isinstance(atom, Literal) and id(atom) not in defined:
-            visit(atom)
+        if not known.issuperset(eqn.inputs):
+            _visit(eqn.inputs, known, free)
+        known.update(eqn.outputs)
+    _visit(graph.outputs, known, free)
     return free
+
+
+def _visit(atoms: Iterable[Atom], known: set[Atom], free: list[Var]) -> None:
+    for atom in atoms:
+        if atom not in known:
+            known.add(atom)
+            if isinstance(atom, Var):
+                free.append(atom)
 
 
 def close_over(graph: Graph) -> tuple[Graph, list[Var]]:

@@ -79,6 +79,8 @@ def canonical(dtype: object) -> np.dtype[np.generic]:
         d: np.dtype[np.generic] = np.dtype(dtype)  # type: ignore[call-overload]
     except TypeError as exc:
         raise TypeError(f"not a dtype: {dtype!r}") from exc
+    if not d.isnative:
+        d = d.newbyteorder("=")  # values enter in native byte order (runtime.contiguous converts host data)
     if d not in _SHORT:
         supported = ", ".join(_SHORT.values())
         raise TypeError(f"dtype {d} is not supported (supported: {supported})")

@@ -86,6 +86,19 @@ class Aval:
     __repr__ = __str__
 
 
+_SCALAR_AVALS: dict[np.dtype[Any], Aval] = {}
+
+
+def scalar_aval(dtype: np.dtype[Any]) -> Aval:
+    """``Aval((), dtype)``, shared (avals are immutable): Python scalars in staged code make one per operation."""
+    aval = _SCALAR_AVALS.get(dtype)
+    if aval is None or aval.dtype is not dtype:  # ``is``: an equal dtype object (np.float32 itself) stays as given
+        if len(_SCALAR_AVALS) >= 64:  # dtypes are few; this only bounds odd ones (byte orders, structured types)
+            _SCALAR_AVALS.clear()
+        aval = _SCALAR_AVALS[dtype] = Aval((), dtype)
+    return aval
+
+
 def format_dims(shape: Sequence[int], dims: Sequence[DimName]) -> str:
     return ", ".join(str(n) if name is None else f"{name}={n}" for n, name in zip(shape, dims))
 
@@ -122,7 +135,7 @@ Atom: TypeAlias = "Var | Literal"
 
 def literal(value: Any, dtype: np.dtype[Any]) -> Literal:
     array = np.asarray(value, dtype=dtype)
-    return Literal(array, Aval(array.shape, dtype))
+    return Literal(array, Aval(array.shape, dtype) if array.shape else scalar_aval(dtype))
 
 
 class Equation:

@@ -817,7 +817,7 @@ GOOD_B: Any = data((3,), np.dtype(np.float32), 8)
 WRONG_ARGUMENTS: list[Any] = [
     None, "a", b"a", 1, 1.5, True, 1j, [1.0, 2.0, 3.0], [[1.0]], (GOOD_B,), {"b": GOOD_B}, object(), slice(1),
     np.float32(1), np.ones(3, np.float64), np.ones(3, np.int32), np.ones(4, np.float32), np.ones((3, 1), np.float32),
-    np.ones(3, np.complex64), np.ones(3, ">f4"), np.ones(3, np.uint16), np.array(["a", "b", "c"]),
+    np.ones(3, np.complex64), np.ones(3, ">f8"), np.ones(3, np.uint16), np.array(["a", "b", "c"]),
     np.array([None, None, None]), np.ones((0,), np.float32), np.ones((), np.float32), ts.Spec((3,), f32),
 ]
 

@@ -38,7 +38,11 @@ def _simple_rule(op_name: str) -> Any:
 
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
         shape = outs[0].shape
-        return em.op(full_name, [a if a.aval.shape == shape else widen(em, a, shape) for a in args], outs)
+        for a in args:  # operands mostly have the result's shape already: no list to rebuild then
+            if a.aval.shape != shape:
+                args = [a if a.aval.shape == shape else widen(em, a, shape) for a in args]
+                break
+        return em.op(full_name, args, outs)
 
     return rule
 

@@ -17,7 +17,7 @@ from ...program import Program
 from ...staging import dtypes as _dt
 from ...staging.builder import is_staging
 from ...staging.errors import DTypeError, ShapeError, StagingError
-from ...staging.ir import Atom, Aval, DimName, Literal, format_dims
+from ...staging.ir import Atom, Aval, DimName, Literal, format_dims, scalar_aval
 from ...staging.primitives import structural as S
 from ...staging.source import user_location
 from ...tensor import Tensor, Traced
@@ -99,7 +99,7 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
         except OverflowError:
             message = f"Python scalar {x!r} does not fit {_dt.short_name(dtype)}"
             raise DTypeError(message, None, user_location()) from None
-        return Literal(value, Aval((), dtype))
+        return Literal(value, scalar_aval(dtype))
     return to_atom(x)
 
 
@@ -222,6 +222,17 @@ def _shapes(avals: Sequence[Aval]) -> str:
 
 def broadcast_atoms(op_name: str, atoms: Sequence[Atom]) -> list[Atom]:
     """Broadcast operands to one shape; rank-0 operands stay scalars (elementwise primitives take them)."""
+    if len(atoms) == 2:  # fast path, the common case: a lower-rank operand that is a suffix of the other
+        x, y = atoms
+        ax, ay = x.aval, y.aval
+        if ax is ay or not ax.shape or not ay.shape:
+            return [x, y]
+        small, big = (x, ay) if len(ax.shape) < len(ay.shape) else (y, ax)
+        k = len(big.shape) - len(small.aval.shape)
+        if k > 0 and small.aval.shape == big.shape[k:] and small.aval.dims == big.dims[k:]:
+            dtype = small.aval.dtype
+            wide = S.broadcast_to(small, big if big.dtype == dtype else big.with_dtype(dtype))
+            return [wide, y] if small is x else [x, wide]
     shaped = [a.aval for a in atoms if a.aval.shape]
     if len(shaped) < 2 or (len(shaped) == 2 and shaped[0] is shaped[1]):
         return list(atoms)  # at most one shaped operand (rank-0 ones stay scalars), or one type: nothing to do

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from .. import dtypes
 from ..builder import Builder, building, current, rebind
 from ..dce import dce
-from ..ir import Atom, Equation, Graph, Literal, Var
+from ..ir import Atom, Equation, Graph, Var
 from ..primitives import elementwise as E
 from ..primitives import structural as S
 from ..zeros import MaybeZero, Zero, has_tangent
@@ -42,22 +42,24 @@ def vjp_emit(
     Returns the primal outputs and one cotangent (or Zero) per graph input; ``wants[i]`` marks the inputs to
     differentiate with respect to.
     """
-    env: dict[int, Atom] = {}
-    active: set[int] = set()
+    # Keyed by the graph's atoms themselves (they hash by identity); a literal is never in ``env`` or ``active``.
+    env: dict[Atom, Atom] = {}
+    active: set[Atom] = set()
     for var, primal, want in zip(graph.inputs, primals, wants, strict=True):
-        env[id(var)] = primal
+        env[var] = primal
         if want and has_tangent(var.aval):
-            active.add(id(var))
-
-    def read(atom: Atom) -> Atom:
-        return atom if isinstance(atom, Literal) else env.get(id(atom), atom)
+            active.add(var)
 
     builder = current() if graph.eqns else Builder()  # with no equations nothing is emitted here
     tape: list[_Active] = []
+    is_float = dtypes.is_float
+    env_get = env.get
+    is_active_atom = active.__contains__
     for eqn in graph.eqns:
-        ins = [a if isinstance(a, Literal) else env.get(id(a), a) for a in eqn.inputs]
-        in_active = [isinstance(a, Var) and id(a) in active for a in eqn.inputs]
-        is_active = eqn.primitive.differentiable and any(in_active)
+        # Operands and activity with C-level maps: a literal reads as itself and is inactive.
+        ins = list(map(env_get, eqn.inputs, eqn.inputs))
+        in_active = list(map(is_active_atom, eqn.inputs))
+        is_active = eqn.primitive.differentiable and True in in_active
         backward: Backward | None = None
         saved = builder.loc  # as ``located(eqn.loc)``, without a context manager per equation
         if eqn.loc is not None:
@@ -73,47 +75,55 @@ def vjp_emit(
         finally:
             builder.loc = saved
         for var, value in zip(eqn.outputs, outs, strict=True):
-            env[id(var)] = value
-            if is_active and dtypes.is_float(var.aval.dtype):  # has_tangent, inlined
-                active.add(id(var))
+            env[var] = value
+            if is_active and is_float(var.aval.dtype):  # has_tangent, inlined
+                active.add(var)
         if is_active:
             tape.append(_Active(eqn, ins, outs, in_active, backward))
 
-    cts: dict[int, MaybeZero] = {}
+    cts: dict[Atom, MaybeZero] = {}
 
-    def accumulate(var: Atom, ct: MaybeZero | None) -> None:
-        if ct is None or isinstance(ct, Zero) or not isinstance(var, Var) or id(var) not in active:
-            return
-        if ct.aval is not var.aval:
-            ct = conform("cotangent", ct, var.aval)
-        previous = cts.get(id(var))
-        cts[id(var)] = ct if previous is None else E.add_tangents(previous, ct)
+    def accumulate(var: Atom, ct: MaybeZero) -> None:
+        """Add a dense cotangent of ``var`` (already of ``var``'s type) to what it has."""
+        if var in active:
+            previous = cts.get(var)
+            cts[var] = ct if previous is None else E.add_tangents(previous, ct)
 
     for atom, ct in zip(graph.outputs, cts_out, strict=True):
-        accumulate(atom, ct)
+        if not isinstance(ct, Zero) and isinstance(atom, Var):
+            accumulate(atom, ct if ct.aval is atom.aval else conform("cotangent", ct, atom.aval))
     for entry in reversed(tape):
         eqn = entry.eqn
-        out_cts = [_pop(cts, v) for v in eqn.outputs]
-        if all(isinstance(c, Zero) for c in out_cts):
-            continue
+        # ``cts`` holds dense cotangents only: a missing entry is a Zero.
+        if len(eqn.outputs) == 1:
+            dense = cts.pop(eqn.outputs[0], None)
+            if dense is None:
+                continue
+            out_cts = [dense]
+        else:
+            out_cts = [_pop(cts, v) for v in eqn.outputs]
+            if all(isinstance(c, Zero) for c in out_cts):
+                continue
         saved = builder.loc
         if eqn.loc is not None:
             builder.loc = eqn.loc
         try:
             result = _apply_rule(entry, out_cts)
-            for atom, in_ct in zip(eqn.inputs, result, strict=True):
+            for atom, in_ct, is_in_active in zip(eqn.inputs, result, entry.wants, strict=True):
+                # Inactive inputs (literals, constants) take no cotangent; a rule's result is still checked.
                 if in_ct is not None and not isinstance(in_ct, Zero):
                     if in_ct.aval is not atom.aval:  # conform's check, skipped when the type is the very same
                         in_ct = conform(f"{eqn.primitive.name} VJP rule", in_ct, atom.aval)
-                    accumulate(atom, in_ct)
+                    if is_in_active:
+                        accumulate(atom, in_ct)
         finally:
             builder.loc = saved
     in_cts = [_pop(cts, v) for v in graph.inputs]
-    return [read(a) for a in graph.outputs], in_cts
+    return [env.get(a, a) for a in graph.outputs], in_cts
 
 
-def _pop(cts: dict[int, MaybeZero], var: Var) -> MaybeZero:
-    found = cts.pop(id(var), None)
+def _pop(cts: dict[Atom, MaybeZero], var: Var) -> MaybeZero:
+    found = cts.pop(var, None)
     return Zero(var.aval) if found is None else found
 
 
