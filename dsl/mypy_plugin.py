@@ -390,11 +390,25 @@ def _reduce_result(ctx: MethodContext, shaped: Shaped, axis_pos: int, keep_pos: 
         return _report(ctx.api, failure, ctx.context)
     dtype = shaped.dtype
     ret = get_proper_type(ctx.default_return_type)
-    if "Arg" in get_proper_type(ctx.type).__str__():
+    callee = str(get_proper_type(ctx.type))
+    if "Arg" in callee:
         dtype = _named(ctx.api, "tensorstage.dtypes.i32") or dtype
+    elif "Accumulating" in callee:
+        dtype = _accumulator(ctx.api, dtype)
     elif isinstance(ret, Instance) and ret.args:
         dtype = ret.args[0] if not isinstance(get_proper_type(ret.args[0]), AnyType) else dtype
     return _result(ctx.api, dtype, dims, ctx.default_return_type)
+
+
+_ACCUMULATORS = {f"tensorstage.dtypes.{narrow}": f"tensorstage.dtypes.{wide}"
+                 for narrow, wide in (("bool_", "i32"), ("i8", "i32"), ("i16", "i32"), ("u8", "u32"))}
+
+
+def _accumulator(api: object, dtype: Type) -> Type:
+    """``tnp.sum``/``tnp.prod`` accumulate bool, i8 and i16 in i32 and u8 in u32 (shape_typing.NarrowSigned)."""
+    proper = get_proper_type(dtype)
+    wide = _ACCUMULATORS.get(proper.type.fullname) if isinstance(proper, Instance) else None
+    return (_named(api, wide) if wide is not None else None) or dtype
 
 
 def _bound_reduction(ctx: MethodContext) -> Type:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 from typing_extensions import Self, TypeVarTuple, Unpack
 
 from .dims import Dim
-from .dtypes import DType, Floating, i32
+from .dtypes import DType, Floating, bool_, i8, i16, i32, u8, u32
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -27,6 +27,9 @@ S = TypeVarTuple("S")
 A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
+
+# Summed and multiplied in a 32-bit accumulator, as JAX does (a u8 sum of 300 ones is 300): the result type says so.
+NarrowSigned = TypeVar("NarrowSigned", bool_, i8, i16)
 
 AnyShape = tuple[Any, ...]
 # Axis arguments the precise overloads do not cover: the result shape is left open (the plugin computes it).
@@ -131,6 +134,24 @@ class reduction_method:  # noqa: N801 - used like a decorator-free method defini
         return self if obj is None else BoundReduction(obj, self.name)
 
 
+class accumulating_method:  # noqa: N801
+    """``x.sum`` / ``x.prod``: as ``reduction_method``, but bool, i8 and i16 results are i32 and u8 results u32."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[NarrowSigned, Unpack[S]], owner: Any) -> BoundReduction[i32, Unpack[S]]: ...
+    @overload
+    def __get__(self, obj: Tensor[u8, Unpack[S]], owner: Any) -> BoundReduction[u32, Unpack[S]]: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else BoundReduction(obj, self.name)
+
+
 class arg_reduction_method:  # noqa: N801
     def __init__(self, name: str) -> None:
         self.name = name
@@ -215,6 +236,60 @@ class Reduction(Protocol):
     ) -> Tensor[DT, Unpack[AnyShape]]: ...
 
 
+class AccumulatingReduction(Protocol):
+    """``tnp.sum`` and ``tnp.prod``: ``Reduction``, except that bool, i8 and i16 operands give i32 results and u8
+    operands u32 (their axis overloads leave the shape open; the mypy plugin computes it)."""
+
+    @overload
+    def __call__(
+        self, x: Tensor[NarrowSigned, Unpack[S]], axis: None = None, keepdims: Literal[False] = False
+    ) -> Tensor[i32]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[NarrowSigned, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False
+    ) -> Tensor[i32, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, x: Tensor[u8, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[u32]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[u8, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False
+    ) -> Tensor[u32, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, Unpack[S]], axis: type[A] | Literal[0], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, B, Unpack[S]], axis: type[B] | Literal[1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B, C]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], axis: OpenAxes | None = None, keepdims: bool = False
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+
+
 class ArgReduction(Protocol):
     @overload
     def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None) -> Tensor[i32]: ...
@@ -254,6 +329,10 @@ class FloatUnary(Protocol):
 
 def as_reduction(fn: Callable[..., Any]) -> Reduction:
     """Give a reduction implementation its public overloads (identity at run time)."""
+    return fn
+
+
+def as_accumulating_reduction(fn: Callable[..., Any]) -> AccumulatingReduction:
     return fn
 
 

@@ -15,7 +15,9 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from .dims import Dim
 from .dtypes import DType, bool_
-from .shape_typing import arg_reduction_method, matrix_transpose_attr, reduction_method, transpose_attr
+from .shape_typing import (
+    accumulating_method, arg_reduction_method, matrix_transpose_attr, reduction_method, transpose_attr,
+)
 from .staging.errors import ConcretizationError
 from .staging.ir import Atom, Aval
 from .staging.source import user_location
@@ -397,11 +399,11 @@ class Tensor(Generic[DT, Unpack[Shape]]):
 
     # ------------------------------------------------------------------------------------------- reductions
     # ``x.sum(axis=Batch)`` drops Batch from the type; an axis the tensor does not have is a type error.
-    sum = reduction_method("sum")
+    sum = accumulating_method("sum")
     mean = reduction_method("mean")
     max = reduction_method("max")
     min = reduction_method("min")
-    prod = reduction_method("prod")
+    prod = accumulating_method("prod")
     var = reduction_method("var")
     std = reduction_method("std")
     argmax = arg_reduction_method("argmax")

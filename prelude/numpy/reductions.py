@@ -15,7 +15,7 @@ from ...staging.ir import Atom
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
-from ...shape_typing import as_arg_reduction, as_reduction
+from ...shape_typing import as_accumulating_reduction, as_arg_reduction, as_reduction
 from ...tensor import Tensor, Traced
 from ._core import as_tensor, float_operand, normalize_axes, op, shape_error, wrap
 
@@ -37,13 +37,13 @@ def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, a
     return wrap(_keep(t.atom, reducer(t.atom, axes), axes, keepdims))
 
 
-@as_reduction
+@as_accumulating_reduction
 @op
 def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
     return _reduce("sum", R.reduce_sum, _accumulator(x), axis, keepdims)
 
 
-@as_reduction
+@as_accumulating_reduction
 @op
 def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     return _reduce("prod", R.reduce_prod, _accumulator(x), axis, keepdims)
