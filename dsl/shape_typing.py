@@ -134,13 +134,10 @@ class reduction_method:  # noqa: N801 - used like a decorator-free method defini
         return self if obj is None else BoundReduction(obj, self.name)
 
 
-class accumulating_method:  # noqa: N801
+class accumulating_method(reduction_method):  # noqa: N801
     """``x.sum`` / ``x.prod``: as ``reduction_method``, but bool, i8 and i16 results are i32 and u8 results u32."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @overload
+    @overload  # type: ignore[override]  # narrower dtypes map to wider results: the overloads differ on purpose
     def __get__(self, obj: None, owner: Any) -> Self: ...
     @overload
     def __get__(self, obj: Tensor[NarrowSigned, Unpack[S]], owner: Any) -> BoundReduction[i32, Unpack[S]]: ...
@@ -149,7 +146,7 @@ class accumulating_method:  # noqa: N801
     @overload
     def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundReduction[DT, Unpack[S]]: ...
     def __get__(self, obj: Any, owner: Any) -> Any:
-        return self if obj is None else BoundReduction(obj, self.name)
+        return super().__get__(obj, owner)
 
 
 class arg_reduction_method:  # noqa: N801
