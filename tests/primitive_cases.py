@@ -213,5 +213,83 @@ CASES: dict[str, list[Case]] = {
 }
 
 
+# ------------------------------------------------------------------------- decompositions (linear algebra)
+
+
+def _spd(*shape: int) -> Maker:
+    """Symmetric positive definite matrices, well conditioned: ``B Bᵀ + n I``."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        b = rng.standard_normal(shape)
+        n = shape[-1]
+        return [(b @ np.swapaxes(b, -1, -2) + n * np.eye(n)).astype(dtype)]
+
+    return make
+
+
+def _solve_operands(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Maker:
+    """A matrix whose triangles are well conditioned (a large diagonal) and a right-hand side."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        n = a_shape[-1]
+        a = rng.standard_normal(a_shape) + (n + 1) * np.eye(n)
+        return [a.astype(dtype), rng.standard_normal(b_shape).astype(dtype)]
+
+    return make
+
+
+def _sym_lower(a: np.ndarray) -> np.ndarray:
+    """What cholesky and eigh read: the lower triangle, mirrored."""
+    low = np.tril(a)
+    return low + np.swapaxes(np.tril(a, -1), -1, -2)
+
+
+def _triangular_solve_ref(a: np.ndarray, b: np.ndarray, *, left_side: bool, lower: bool, transpose_a: bool,
+                          unit_diagonal: bool) -> np.ndarray:
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        t = t - t * np.eye(a.shape[-1]) + np.eye(a.shape[-1])
+    if transpose_a:
+        t = np.swapaxes(t, -1, -2)
+    if left_side:
+        return np.linalg.solve(t, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+def _qr_ref(a: np.ndarray, *, full_matrices: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return q, r, np.linalg.det(np.linalg.qr(a, mode="complete")[0])
+
+
+def canonical_eigenvectors(v: np.ndarray) -> np.ndarray:
+    """tensorstage's sign convention: each eigenvector's largest-magnitude component is positive."""
+    idx = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    return v * np.sign(np.take_along_axis(v, idx, axis=-2))
+
+
+def _eigh_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w, v = np.linalg.eigh(_sym_lower(a))
+    return w, canonical_eigenvectors(v)
+
+
+CASES.update({
+    "cholesky": [Case(_spd(3, 3), lambda a: np.linalg.cholesky(_sym_lower(a))),
+                 Case(_spd(2, 4, 4), lambda a: np.linalg.cholesky(_sym_lower(a)), label="batched")],
+    "triangular_solve": [
+        Case(_solve_operands((3, 3), (3, 2)), _triangular_solve_ref,
+             {"left_side": True, "lower": True, "transpose_a": False, "unit_diagonal": False}, label="left lower"),
+        Case(_solve_operands((2, 3, 3), (2, 4, 3)), _triangular_solve_ref,
+             {"left_side": False, "lower": False, "transpose_a": True, "unit_diagonal": True},
+             label="right upper transposed unit batched"),
+    ],
+    "qr": [Case(normal(3, 3), _qr_ref, {"full_matrices": False}, label="square"),
+           Case(normal(2, 4, 3), _qr_ref, {"full_matrices": False}, label="tall batched"),
+           Case(normal(4, 2), _qr_ref, {"full_matrices": True}, dtypes=("float32",), label="complete"),
+           Case(normal(2, 3), _qr_ref, {"full_matrices": False}, dtypes=("float32",), label="wide")],
+    "eigh": [Case(normal(4, 4), _eigh_ref, label="reads the lower triangle"),
+             Case(_spd(2, 3, 3), _eigh_ref, label="batched")],
+})
+
+
 # Cases for slicing.py and gather_scatter.py live in their own module, which adds them to CASES when imported.
 import slicing_cases  # noqa: E402,F401

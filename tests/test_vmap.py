@@ -59,6 +59,21 @@ def with_nonfinite(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return draw
 
 
+def spd(n: int) -> Callable[[np.random.Generator], np.ndarray]:
+    """Well-conditioned symmetric positive definite matrices, for cholesky and eigh."""
+
+    def draw(rng: np.random.Generator) -> np.ndarray:
+        b = rng.standard_normal((n, n))
+        return (b @ b.T + n * np.eye(n)).astype(np.float32)
+
+    return draw
+
+
+def diagonal_heavy(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    """Matrices whose triangles are well conditioned, for triangular solves."""
+    return lambda rng: (rng.standard_normal(shape) + 2 * np.eye(shape[-1])).astype(np.float32)
+
+
 def ops(*draws: Callable[[np.random.Generator], np.ndarray]) -> Operands:
     return lambda rng: [d(rng) for d in draws]
 
@@ -117,6 +132,16 @@ CASES: dict[str, list[Case]] = {
     "concatenate": [Case(ops(normal(2, 3), normal(4, 3), normal(1, 3)), {"dimension": 0})],
     "pad": [Case(ops(normal(3, 4), normal()), {"padding_config": ((1, 2, 1), (0, -1, 0))})],
     "sort": [Case(ops(normal(3, 4), ints(3, 4)), {"dimension": 1})],
+    # decompositions (staging/primitives/decompositions.py)
+    "cholesky": [Case(ops(spd(3)))],
+    "triangular_solve": [
+        Case(ops(diagonal_heavy(3, 3), normal(3, 2)),
+             {"left_side": True, "lower": True, "transpose_a": False, "unit_diagonal": False}),
+        Case(ops(diagonal_heavy(3, 3), normal(2, 3)),
+             {"left_side": False, "lower": False, "transpose_a": True, "unit_diagonal": True}),
+    ],
+    "qr": [Case(ops(normal(4, 3)), {"full_matrices": False})],
+    "eigh": [Case(ops(spd(3)))],
 }
 
 

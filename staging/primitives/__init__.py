@@ -6,5 +6,6 @@ from . import sorting
 from . import gather_scatter, slicing
 from . import control_flow  # after the families its rules build on
 from . import collectives
+from . import decompositions  # cholesky, triangular_solve, qr, eigh
 
-__all__ = ["autodiff", "collectives", "control_flow", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural"]
+__all__ = ["autodiff", "collectives", "control_flow", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural"]

@@ -1,0 +1,109 @@
+"""``tnp.linalg`` decompositions: cholesky, qr, eigh, eigvalsh, and solve_triangular (SciPy's/JAX's name).
+
+Each works on the last two axes, with leading axes as batch axes. They are thin typed wrappers around the
+primitives in ``staging/primitives/decompositions.py``, which carry every derivative and batching rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar, overload
+
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dtypes import DType
+from ...staging.ir import Atom
+from ...staging.primitives import decompositions as D
+from ...staging.primitives import structural as S
+from ...tensor import Tensor
+from ._core import describe, float_operand, op, shape_error, wrap
+
+DT = TypeVar("DT", bound=DType)
+N = TypeVar("N")
+K = TypeVar("K")
+Batch = TypeVarTuple("Batch")
+Sh = TypeVarTuple("Sh")
+
+
+def square_operand(name: str, a: Any) -> Atom:
+    """A float batch of square matrices, or an error naming ``name`` and the operand's shape."""
+    x = float_operand(name, a).atom
+    if x.aval.ndim < 2 or x.aval.shape[-1] != x.aval.shape[-2]:
+        raise shape_error(name, f"{name} needs square matrices in the last two axes, got {describe(wrap(x))}")
+    return x
+
+
+@op
+def cholesky(a: Tensor[DT, Unpack[Batch], N, N], upper: bool = False) -> Tensor[DT, Unpack[Batch], N, N]:
+    """Cholesky factor ``L`` (lower, ``L Lᵀ = a``; ``upper=True``: ``Lᵀ``). Reads only the lower triangle of
+    ``a``; a matrix that is not positive definite gives NaNs (no exception: the check would need the host)."""
+    low = D.cholesky(square_operand("cholesky", a))
+    return wrap(D.mT(low) if upper else low)
+
+
+@op
+def solve_triangular(
+    a: Tensor[DT, Unpack[Batch], N, N], b: Tensor[DT, Unpack[Sh]], trans: int | str = 0, lower: bool = False,
+    unit_diagonal: bool = False,
+) -> Tensor[DT, Unpack[Sh]]:
+    """``x`` with ``op(a) x = b`` for triangular ``a`` (SciPy's signature: ``trans`` 0/'N', 1/'T' or 2/'C' for
+    ``op(a) = a`` or ``aᵀ``). ``b`` is ``(..., N, K)``, or ``(..., N)`` for one right-hand side; batch axes of
+    ``a`` and ``b`` must agree. Only the ``lower`` (else upper) triangle of ``a`` is read."""
+    x = square_operand("solve_triangular", a)
+    if trans not in (0, 1, 2, "N", "T", "C"):
+        raise ValueError(f"trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    rhs = float_operand("solve_triangular", b).atom
+    vector = rhs.aval.ndim == x.aval.ndim - 1
+    if vector:
+        rhs = S.reshape(rhs, (*rhs.aval.shape, 1), (*rhs.aval.dims, None))
+    out = D.triangular_solve(
+        x, rhs, left_side=True, lower=lower, transpose_a=trans not in (0, "N"), unit_diagonal=unit_diagonal
+    )
+    if vector:
+        out = S.reshape(out, out.aval.shape[:-1], out.aval.dims[:-1])
+    return wrap(out)
+
+
+QrMode = Literal["reduced", "complete"]
+Factor = Tensor[DT, Unpack[tuple[Any, ...]]]  # QR's factors have min(M, N) along one axis: no static dim for it
+
+
+@overload
+def qr(a: Tensor[DT, Unpack[Sh]], mode: QrMode = "reduced") -> tuple[Factor[DT], Factor[DT]]: ...
+@overload
+def qr(a: Tensor[DT, Unpack[Sh]], mode: Literal["r"]) -> Factor[DT]: ...
+@op
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """NumPy's QR: ``(q, r)`` with orthonormal columns in ``q`` and upper-triangular ``r`` (Householder, so the
+    signs match NumPy's). ``mode``: 'reduced' (``q`` is ``(..., M, K)``, K = min(M, N)), 'complete' (``q`` is
+    square) or 'r'. Differentiable for square and tall matrices in reduced mode (and 'r')."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    x = float_operand("qr", a).atom
+    if x.aval.ndim < 2:
+        raise shape_error("qr", f"qr needs a (batch of) matrices, got {describe(wrap(x))}")
+    q, r, _ = D.qr(x, full_matrices=mode == "complete")
+    return wrap(r) if mode == "r" else (wrap(q), wrap(r))
+
+
+def _lower_read(name: str, a: Any, UPLO: str) -> Atom:  # noqa: N803 - NumPy's name
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
+    x = square_operand(name, a)
+    return x if UPLO == "L" else D.mT(x)  # the upper triangle of a is the lower one of aᵀ
+
+
+@op
+def eigh(
+    a: Tensor[DT, Unpack[Batch], N, N], UPLO: str = "L"  # noqa: N803 - NumPy's name
+) -> tuple[Tensor[DT, Unpack[Batch], N], Tensor[DT, Unpack[Batch], N, N]]:
+    """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, reading its ``UPLO`` triangle.
+    Each eigenvector's largest-magnitude component is positive. Derivatives assume distinct eigenvalues."""
+    w, v = D.eigh(_lower_read("eigh", a, UPLO))
+    return wrap(w), wrap(v)
+
+
+@op
+def eigvalsh(a: Tensor[DT, Unpack[Batch], N, N], UPLO: str = "L") -> Tensor[DT, Unpack[Batch], N]:  # noqa: N803
+    """Eigenvalues (ascending) of a symmetric matrix, reading its ``UPLO`` triangle."""
+    w, _ = D.eigh(_lower_read("eigvalsh", a, UPLO))
+    return wrap(w)

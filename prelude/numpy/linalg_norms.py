@@ -1,0 +1,99 @@
+"""``tnp.linalg.norm``: NumPy's vector and matrix norms.
+
+Vector norms (one axis): ``ord`` None/2, 1, inf, -inf, 0 (count of nonzeros) or any other p. Matrix norms (two
+axes): 'fro' (or None), 1, -1, inf, -inf (max/min absolute column/row sums), and 2, -2, 'nuc' from the
+eigenvalues of ``xᵀx`` (or ``x xᵀ``, the smaller) (squares the condition number: less accurate than an SVD for ill-conditioned input).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dtypes import DType
+from ...staging.builder import bind
+from ...staging.ir import Atom
+from ...staging.primitives import decompositions as D
+from ...staging.primitives import elementwise as E
+from ...staging.primitives import reductions as R
+from ...staging.primitives import structural as S
+from ...tensor import Tensor
+from ._core import float_operand, normalize_axes, op, shape_error, wrap
+
+DT = TypeVar("DT", bound=DType)
+Sh = TypeVarTuple("Sh")
+
+
+def _sqrt(x: Atom) -> Atom:
+    return bind(E.sqrt_p, x)  # type: ignore[no-any-return]
+
+
+def _vector_norm(x: Atom, ord: Any, axes: tuple[int, ...]) -> Atom:  # noqa: A002 - NumPy's name
+    magnitude = E.abs(x)
+    if ord is None or ord == 2:
+        return _sqrt(R.reduce_sum(E.mul(x, x), axes))
+    if ord == math.inf:
+        return R.reduce_max(magnitude, axes)
+    if ord == -math.inf:
+        return R.reduce_min(magnitude, axes)
+    if ord == 0:
+        return R.reduce_sum(E.convert(bind(E.ne_p, x, S.full_like(x, 0)), x.aval.dtype), axes)
+    if ord == 1:
+        return R.reduce_sum(magnitude, axes)
+    if isinstance(ord, str) or not isinstance(ord, (int, float)):
+        raise ValueError(f"invalid norm order {ord!r} for vectors")
+    p = E.scalar(float(ord), x)
+    return E.pow(R.reduce_sum(E.pow(magnitude, p), axes), E.scalar(1.0 / float(ord), x))
+
+
+def _matrix_norm(x: Atom, ord: Any, rows: int, cols: int) -> Atom:  # noqa: A002 - NumPy's name
+    if ord is None or ord == "fro":
+        return _sqrt(R.reduce_sum(E.mul(x, x), (rows, cols)))
+    magnitude = E.abs(x)
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, then = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = R.reduce_sum(magnitude, (summed,))
+        pick = R.reduce_max if ord > 0 else R.reduce_min
+        return pick(sums, (then - (then > summed),))
+    if ord in (2, -2, "nuc"):
+        # Singular values are the square roots of the eigenvalues of xᵀx (clamped at 0 against rounding).
+        rest = [a for a in range(x.aval.ndim) if a not in (rows, cols)]
+        m = S.transpose(x, (*rest, rows, cols))
+        tall = m.aval.shape[-2] >= m.aval.shape[-1]  # the smaller Gram matrix: no spurious zero eigenvalues
+        w = D.eigh(D.mm(D.mT(m), m) if tall else D.mm(m, D.mT(m)))[0]
+        singular = _sqrt(E.maximum(w, S.full_like(w, 0)))
+        last = (singular.aval.ndim - 1,)
+        if ord == "nuc":
+            return R.reduce_sum(singular, last)
+        return (R.reduce_max if ord == 2 else R.reduce_min)(singular, last)
+    raise ValueError(f"invalid norm order {ord!r} for matrices")
+
+
+@op
+def norm(
+    x: Tensor[DT, Unpack[Sh]], ord: Any = None, axis: int | tuple[int, int] | None = None,  # noqa: A002
+    keepdims: bool = False,
+) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """NumPy's ``linalg.norm``: with ``axis=None`` a vector norm of 1-D ``x``, a matrix norm of 2-D ``x``, or
+    (``ord=None`` only) the 2-norm of all elements."""
+    t = float_operand("norm", x)
+    a = t.atom
+    if axis is None:
+        if ord is not None and a.aval.ndim not in (1, 2):
+            raise shape_error("norm", f"ord={ord!r} needs a 1-D or 2-D operand or an axis, got {t.aval}")
+        axes = tuple(range(a.aval.ndim)) if ord is None else normalize_axes("norm", None, t)
+    else:
+        axes = normalize_axes("norm", axis, t, allow_none=False)
+    if len(axes) == 1 or (ord is None and axis is None):
+        out = _vector_norm(a, ord, axes)
+    elif len(axes) == 2:
+        out = _matrix_norm(a, ord, *axes)
+    else:
+        raise shape_error("norm", f"axis must name one or two axes, got {axis!r}")
+    if keepdims:
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.aval.shape))
+        names = tuple(None if i in axes else d for i, d in enumerate(a.aval.dims))
+        out = S.reshape(out, shape, names)
+    return wrap(out)

@@ -1,0 +1,357 @@
+"""Matrix decompositions: cholesky, triangular_solve, qr, eigh. Each works on the last two axes; leading axes
+are batch axes (XLA's ops batch over them natively, so batching rules only move the vmapped axis to the front).
+
+Derivative rules are written with primitives only (triangular solves, dots, masks), so they nest and batch like
+everything else. Cholesky and eigh read only the lower triangle of their operand (as LAPACK and NumPy do): the
+function they compute is of ``sym(A) = tril(A) + tril(A, -1)ᵀ``, and their rules differentiate exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import dtypes
+from ..builder import bind
+from ..errors import ShapeError, TransformError
+from ..ir import Atom, Aval, DimName
+from ..primitive import Primitive
+from ..shapes import check_dtype, same_dtype, unify_axis
+from ..zeros import MaybeZero, Zero, is_zero
+from . import elementwise as E
+from . import linalg as L
+from . import reductions as R
+from . import structural as S
+from .slicing import iota, with_batch
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def _square(op: str, a: Aval) -> DimName:
+    """Check ``a`` is a float batch of square matrices; the one dim name both matrix axes share."""
+    check_dtype(op, a, E.FLOAT, "floating-point")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"expects square matrices in the last two axes, got {a}", op)
+    return unify_axis(op, (a, a), (a.ndim - 2, a.ndim - 1))
+
+
+def _same_batch(op: str, a: Aval, b: Aval, b_rank: int) -> list[DimName]:
+    """Leading (batch) axes of ``a`` (matrices) and ``b`` (rank ``b_rank`` per example) must agree exactly."""
+    if a.ndim - 2 != b.ndim - b_rank or a.shape[:-2] != b.shape[: b.ndim - b_rank]:
+        raise ShapeError(f"batch axes differ: {a} vs {b}", op)
+    return [unify_axis(op, (a, b), (i, i)) for i in range(a.ndim - 2)]
+
+
+def mT(x: Atom) -> Atom:
+    """Swap the last two axes (matrix transpose of every matrix in a batch)."""
+    n = x.aval.ndim
+    return S.transpose(x, (*range(n - 2), n - 1, n - 2))
+
+
+def mm(x: Atom, y: Atom) -> Atom:
+    """Batched matrix product over the last two axes; leading axes must agree."""
+    n = x.aval.ndim
+    batch = tuple(range(n - 2))
+    return L.dot_general(x, y, ((n - 1,), (n - 2,)), (batch, batch))
+
+
+def triangle(x: Atom, keep: str) -> Atom:
+    """``x`` with every element outside a triangle zeroed: ``keep`` compares row with column (``ge``: lower
+    with diagonal, ``gt``: strictly lower, ``le``/``lt``: upper, ``eq``: diagonal)."""
+    aval = x.aval
+    n = aval.ndim
+    rows = iota(dtypes.DEFAULT_INT, aval.shape, n - 2, aval.dims)
+    cols = iota(dtypes.DEFAULT_INT, aval.shape, n - 1, aval.dims)
+    mask = bind(getattr(E, f"{keep}_p"), rows, cols)
+    return E.select(mask, x, S.zeros(aval))
+
+
+def diagonal(x: Atom) -> Atom:
+    """The diagonal of every matrix: shape ``(..., n)``."""
+    return R.reduce_sum(triangle(x, "eq"), (x.aval.ndim - 1,))
+
+
+def diag_matrix(d: Atom, like: Aval) -> Atom:
+    """Matrices of ``like``'s type with diagonal ``d`` (shape ``(..., n)``) and zeros elsewhere."""
+    n = like.ndim
+    spread = S.broadcast_in_dim(d, like.shape, (*range(n - 2), n - 1), like.dims)
+    return triangle(spread, "eq")
+
+
+def _symmetrize_tangent(t: Atom) -> Atom:
+    """The tangent of ``sym(A)``: the lower triangle mirrored (what a lower-reading op sees of ``t``)."""
+    strict = triangle(t, "gt")
+    return E.add(triangle(t, "ge"), mT(strict))
+
+
+def _symmetrize_cotangent(g: Atom) -> Atom:
+    """Transpose of ``_symmetrize_tangent``: ``tril(g + gᵀ)`` with the diagonal counted once."""
+    return E.add(triangle(E.add(g, mT(g)), "gt"), triangle(g, "eq"))
+
+
+def _batch_to_front(args: Sequence[Atom], dims: Sequence[int | None]) -> list[Atom]:
+    """Every operand with its vmapped axis first (unbatched operands broadcast), so the op batches natively."""
+    d0 = next(d for d in dims if d is not None)
+    size = next(a for a, d in zip(args, dims) if d is not None).aval.shape[d0]
+    return [with_batch(a, d, 0, size) for a, d in zip(args, dims)]
+
+
+# ----------------------------------------------------------------------------------------------- cholesky
+
+cholesky_p = Primitive("cholesky")
+
+
+@cholesky_p.def_shape
+def _cholesky_shape(a: Aval) -> Aval:
+    name = _square("cholesky", a)
+    return Aval(a.shape, a.dtype, (*a.dims[:-2], name, name))
+
+
+def cholesky(a: Atom) -> Atom:
+    """Lower Cholesky factor ``L`` of ``sym(a)`` (``L Lᵀ = sym(a)``); NaNs where ``a`` is not positive definite."""
+    return bind(cholesky_p, a)  # type: ignore[no-any-return]
+
+
+def _phi(x: Atom) -> Atom:
+    """Lower triangle with the diagonal halved: ``dL = L Φ(L⁻¹ dA L⁻ᵀ)``."""
+    return E.sub(triangle(x, "ge"), E.mul(triangle(x, "eq"), E.scalar(0.5, x)))
+
+
+@cholesky_p.def_jvp
+def _cholesky_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (t,), (low,) = tangents, outs
+    if is_zero(t):
+        return (Zero(low.aval),)
+    sym = _symmetrize_tangent(t)  # type: ignore[arg-type]
+    half = triangular_solve(low, sym, left_side=True, lower=True, transpose_a=False)  # L⁻¹ dA
+    inner = triangular_solve(low, half, left_side=False, lower=True, transpose_a=True)  # L⁻¹ dA L⁻ᵀ
+    return (mm(low, _phi(inner)),)
+
+
+@cholesky_p.def_vjp
+def _cholesky_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any) -> Any:
+    (ct,), (a,), (low,) = cts, primals, outs
+    if is_zero(ct) or not wants[0]:
+        return (Zero(a.aval),)
+    # Transpose of the JVP, step by step in reverse: Φ is self-adjoint, solves transpose into solves.
+    inner = _phi(mm(mT(low), ct))  # type: ignore[arg-type]
+    half = triangular_solve(low, inner, left_side=False, lower=True, transpose_a=False)  # · L⁻¹
+    g = triangular_solve(low, half, left_side=True, lower=True, transpose_a=True)  # L⁻ᵀ ·
+    return (_symmetrize_cotangent(g),)
+
+
+@cholesky_p.def_batch
+def _cholesky_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
+    return cholesky(_batch_to_front(args, dims)[0]), 0
+
+
+# --------------------------------------------------------------------------------------- triangular_solve
+
+triangular_solve_p = Primitive("triangular_solve")
+
+
+@triangular_solve_p.def_shape
+def _triangular_solve_shape(
+    a: Aval, b: Aval, *, left_side: bool, lower: bool, transpose_a: bool, unit_diagonal: bool
+) -> Aval:
+    op = "triangular_solve"
+    _square(op, a)
+    same_dtype(op, (a, b))
+    if b.ndim < 2:
+        raise ShapeError(f"right-hand side {b} must be a (batch of) matrices", op)
+    batch = _same_batch(op, a, b, 2)
+    axis = b.ndim - 2 if left_side else b.ndim - 1
+    if b.shape[axis] != a.shape[-1]:
+        side = "rows" if left_side else "columns"
+        raise ShapeError(f"right-hand side {b} needs {a.shape[-1]} {side} to match matrices {a}", op)
+    dims = [*batch, *b.dims[-2:]]
+    dims[axis] = unify_axis(op, (a, b), (a.ndim - 1, axis))
+    return Aval(b.shape, b.dtype, dims)
+
+
+def triangular_solve(
+    a: Atom, b: Atom, *, left_side: bool, lower: bool, transpose_a: bool, unit_diagonal: bool = False
+) -> Atom:
+    """``X`` with ``op(A) X = B`` (``left_side``) or ``X op(A) = B``; ``op(A)`` is ``Aᵀ`` if ``transpose_a``.
+    Only the ``lower`` (or upper) triangle of ``A`` is read; ``unit_diagonal`` assumes ones on its diagonal."""
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+    return bind(triangular_solve_p, a, b, **params)  # type: ignore[no-any-return]
+
+
+def _used_triangle(x: Atom, lower: bool, unit_diagonal: bool) -> Atom:
+    """The part of ``x`` a solve reads: its triangle, without the diagonal when that is assumed to be ones."""
+    return triangle(x, ("gt" if lower else "lt") if unit_diagonal else ("ge" if lower else "le"))
+
+
+@triangular_solve_p.def_jvp
+def _triangular_solve_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any
+) -> Any:
+    (a, _), (ta, tb), (x,) = primals, tangents, outs
+    if is_zero(ta) and is_zero(tb):
+        return (Zero(x.aval),)
+    # op(A) X = B  =>  op(A) dX = dB - op(dA) X  (and the mirror image on the right side).
+    rhs = S.instantiate(tb)
+    if not is_zero(ta):
+        da = _used_triangle(ta, params["lower"], params["unit_diagonal"])  # type: ignore[arg-type]
+        op_da = mT(da) if params["transpose_a"] else da
+        rhs = E.sub(rhs, mm(op_da, x) if params["left_side"] else mm(x, op_da))
+    return (triangular_solve(a, rhs, **params),)
+
+
+@triangular_solve_p.def_vjp
+def _triangular_solve_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], **params: Any
+) -> Any:
+    (ct,), (a, b), (x,) = cts, primals, outs
+    if is_zero(ct):
+        return (Zero(a.aval), Zero(b.aval))
+    # Linear in B: its transpose is the solve with op(A) transposed.
+    ct_b = triangular_solve(a, ct, **{**params, "transpose_a": not params["transpose_a"]})  # type: ignore[arg-type]
+    ct_a: MaybeZero = Zero(a.aval)
+    if wants[0]:
+        # left: <X̄, dX> = -<B̄ Xᵀ, op(dA)>; right: -<Xᵀ B̄, op(dA)>.
+        g = mm(ct_b, mT(x)) if params["left_side"] else mm(mT(x), ct_b)
+        g = mT(g) if params["transpose_a"] else g
+        ct_a = E.neg(_used_triangle(g, params["lower"], params["unit_diagonal"]))
+    return (ct_a, ct_b if wants[1] else Zero(b.aval))
+
+
+@triangular_solve_p.def_batch
+def _triangular_solve_batch(args: Sequence[Atom], dims: Sequence[int | None], **params: Any) -> Any:
+    a, b = _batch_to_front(args, dims)
+    return triangular_solve(a, b, **params), 0
+
+
+# ------------------------------------------------------------------------------------------------------ qr
+
+qr_p = Primitive("qr", multiple_results=True)
+
+
+@qr_p.def_shape
+def _qr_shape(a: Aval, *, full_matrices: bool) -> tuple[Aval, Aval, Aval]:
+    """Outputs ``q``, ``r`` and ``q_det``: the determinant (±1) of the complete ``Q``, a by-product of
+    Householder QR that gives determinants their sign."""
+    op = "qr"
+    check_dtype(op, a, E.FLOAT, "floating-point")
+    if a.ndim < 2:
+        raise ShapeError(f"expects a (batch of) matrices, got {a}", op)
+    *batch, m, n = a.shape
+    *names, m_name, n_name = a.dims
+    k, k_name = (m, m_name) if full_matrices or m < n else (n, n_name)
+    q = Aval((*batch, m, k), a.dtype, (*names, m_name, k_name))
+    r = Aval((*batch, k, n), a.dtype, (*names, k_name, n_name))
+    return q, r, Aval(tuple(batch), a.dtype, names)
+
+
+def qr(a: Atom, full_matrices: bool = False) -> tuple[Atom, Atom, Atom]:
+    """``(q, r, det(Q))``: ``a = q r`` with orthonormal columns in ``q`` and upper-triangular ``r``."""
+    return tuple(bind(qr_p, a, full_matrices=full_matrices))
+
+
+def _qr_differentiable(a: Aval, full_matrices: bool) -> None:
+    m, n = a.shape[-2:]
+    if m < n or (full_matrices and m > n):
+        raise TransformError(
+            f"QR is differentiable only for square or tall matrices in reduced mode, got {a} with "
+            f"full_matrices={full_matrices}",
+            "qr",
+        )
+
+
+@qr_p.def_jvp
+def _qr_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, full_matrices: bool) -> Any:
+    (a,), (t,), (q, r, q_det) = primals, tangents, outs
+    if is_zero(t):
+        return (Zero(q.aval), Zero(r.aval), Zero(q_det.aval))
+    _qr_differentiable(a.aval, full_matrices)
+    # C = Qᵀ dA R⁻¹, ω = tril(C, -1) - tril(C, -1)ᵀ; dQ = Qω + (I - QQᵀ) dA R⁻¹, dR = Qᵀ dA - ωR.
+    da_rinv = triangular_solve(r, t, left_side=False, lower=False, transpose_a=False)  # type: ignore[arg-type]
+    c = mm(mT(q), da_rinv)
+    low = triangle(c, "gt")
+    omega = E.sub(low, mT(low))
+    dq = E.add(mm(q, E.sub(omega, c)), da_rinv)
+    dr = E.sub(mm(mT(q), t), mm(omega, r))  # type: ignore[arg-type]
+    return (dq, dr, Zero(q_det.aval))  # det(Q) = ±1 is locally constant
+
+
+@qr_p.def_vjp
+def _qr_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any, *, full_matrices: bool
+) -> Any:
+    (ct_q, ct_r, _), (a,), (q, r, _) = cts, primals, outs
+    if (is_zero(ct_q) and is_zero(ct_r)) or not wants[0]:
+        return (Zero(a.aval),)
+    _qr_differentiable(a.aval, full_matrices)
+    # The JVP transposed: with G = QᵀQ̄ - R̄Rᵀ and H = tril(G - Gᵀ, -1) - QᵀQ̄,  Ā = (Q̄ + QH) R⁻ᵀ + QR̄.
+    qbar, rbar = S.instantiate(ct_q), S.instantiate(ct_r)
+    qt_qbar = mm(mT(q), qbar)
+    g = E.sub(qt_qbar, mm(rbar, mT(r)))
+    h = E.sub(triangle(E.sub(g, mT(g)), "gt"), qt_qbar)
+    left = triangular_solve(r, E.add(qbar, mm(q, h)), left_side=False, lower=False, transpose_a=True)
+    return (E.add(left, mm(q, rbar)),)
+
+
+@qr_p.def_batch
+def _qr_batch(args: Sequence[Atom], dims: Sequence[int | None], *, full_matrices: bool) -> Any:
+    return qr(_batch_to_front(args, dims)[0], full_matrices), (0, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------------- eigh
+
+eigh_p = Primitive("eigh", multiple_results=True)
+
+
+@eigh_p.def_shape
+def _eigh_shape(a: Aval) -> tuple[Aval, Aval]:
+    name = _square("eigh", a)
+    names = a.dims[:-2]
+    return Aval(a.shape[:-1], a.dtype, (*names, name)), Aval(a.shape, a.dtype, (*names, name, name))
+
+
+def eigh(a: Atom) -> tuple[Atom, Atom]:
+    """``(w, v)`` with ``sym(a) = v diag(w) vᵀ``, eigenvalues ascending, eigenvectors in the columns of ``v``."""
+    return tuple(bind(eigh_p, a))
+
+
+def _eigh_gaps(w: Atom, like: Aval) -> Atom:
+    """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
+    n = like.ndim
+    batch = tuple(range(n - 2))
+    w_col = S.broadcast_in_dim(w, like.shape, (*batch, n - 1), like.dims)  # [i, j] = w[j]
+    w_row = S.broadcast_in_dim(w, like.shape, (*batch, n - 2), like.dims)  # [i, j] = w[i]
+    diff = E.sub(w_col, w_row)
+    eye = triangle(S.full_like(like, 1), "eq")
+    safe = E.add(diff, eye)  # 1 on the diagonal: no division by zero there
+    off = E.sub(S.full_like(like, 1), eye)
+    return E.mul(E.div(S.full_like(like, 1), safe), off)
+
+
+@eigh_p.def_jvp
+def _eigh_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (t,), (w, v) = tangents, outs
+    if is_zero(t):
+        return (Zero(w.aval), Zero(v.aval))
+    k = mm(mT(v), mm(_symmetrize_tangent(t), v))  # type: ignore[arg-type]  # Vᵀ dA V
+    return diagonal(k), mm(v, E.mul(_eigh_gaps(w, v.aval), k))
+
+
+@eigh_p.def_vjp
+def _eigh_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any) -> Any:
+    (ct_w, ct_v), (a,), (w, v) = cts, primals, outs
+    if (is_zero(ct_w) and is_zero(ct_v)) or not wants[0]:
+        return (Zero(a.aval),)
+    # Ā_sym = V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ, then the transpose of reading only the lower triangle.
+    inner: Atom | None = None
+    if not is_zero(ct_v):
+        inner = E.mul(_eigh_gaps(w, v.aval), mm(mT(v), ct_v))  # type: ignore[arg-type]
+    if not is_zero(ct_w):
+        d = diag_matrix(ct_w, v.aval)  # type: ignore[arg-type]
+        inner = d if inner is None else E.add(inner, d)
+    assert inner is not None
+    return (_symmetrize_cotangent(mm(v, mm(inner, mT(v)))),)
+
+
+@eigh_p.def_batch
+def _eigh_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
+    return eigh(_batch_to_front(args, dims)[0]), (0, 0)

@@ -1,0 +1,247 @@
+"""tnp.linalg: decompositions and the functions built on them, against NumPy in float64; derivatives against
+finite differences; vmap against a Python loop; errors. Matrices are tiny and well conditioned (SPD ones are
+B Bᵀ + n I, general ones have a large diagonal), so compiles stay short and tolerances tight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorstage as ts
+from tensorstage import numpy as tnp
+
+from primitive_cases import canonical_eigenvectors
+
+LA = tnp.linalg
+F64 = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def spd(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    b = rng.standard_normal(shape)
+    return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def general(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape) + 2 * np.eye(shape[-1])
+
+
+# ---------------------------------------------------------------------------------------- public functions
+
+
+def test_cholesky_and_solve_triangular(rng: np.random.Generator) -> None:
+    a = spd(rng, 2, 4, 4)
+    t, b, v = general(rng, 4, 4), rng.standard_normal((4, 3)), rng.standard_normal(4)
+
+    @ts.program  # one compile for every call below
+    def run(a: Any, t: Any, b: Any, v: Any) -> Any:
+        solves = [LA.solve_triangular(t, b, lower=lower, trans=trans) for lower in (True, False) for trans in (0, "T")]
+        unit = LA.solve_triangular(t, v, lower=True, unit_diagonal=True)
+        return LA.cholesky(a), LA.cholesky(a, upper=True), solves, unit
+
+    low, up, solves, unit = run(a, t, b, v)
+    low_np = np.linalg.cholesky(a)
+    np.testing.assert_allclose(np.asarray(low), low_np, **F64)
+    np.testing.assert_allclose(np.asarray(up), np.swapaxes(low_np, -1, -2), **F64)
+    ops = [op for tri in (np.tril(t), np.triu(t)) for op in (tri, tri.T)]
+    for got, op in zip(solves, ops):
+        np.testing.assert_allclose(np.asarray(got), np.linalg.solve(op, b), **F64)
+    np.testing.assert_allclose(np.asarray(unit), np.linalg.solve(np.tril(t, -1) + np.eye(4), v), **F64)
+
+
+def test_cholesky_of_an_indefinite_matrix_is_nan() -> None:
+    assert np.isnan(np.asarray(LA.cholesky(np.diag([1.0, -1.0])))).any()
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (2, 4), (2, 3, 2)])
+def test_qr_matches_numpy(shape: tuple[int, ...], rng: np.random.Generator) -> None:
+    a = rng.standard_normal(shape)
+    run = ts.program(lambda a: (LA.qr(a), LA.qr(a, mode="complete"), LA.qr(a, mode="r")))
+    reduced, complete, r_only = run(a)
+    for (q, r), mode in ((reduced, "reduced"), (complete, "complete")):
+        q_np, r_np = np.linalg.qr(a, mode=mode)  # type: ignore[call-overload]
+        np.testing.assert_allclose(np.asarray(q), q_np, **F64)
+        np.testing.assert_allclose(np.asarray(r), r_np, **F64)
+    np.testing.assert_allclose(np.asarray(r_only), np.linalg.qr(a, mode="r"), **F64)
+
+
+def test_eigh_and_eigvalsh(rng: np.random.Generator) -> None:
+    a = rng.standard_normal((2, 5, 5))
+    run = ts.program(lambda a: [(*LA.eigh(a, UPLO=u), LA.eigvalsh(a, UPLO=u)) for u in ("L", "U")])
+    for (w, v, w_only), uplo in zip(run(a), ("L", "U")):
+        w_np, v_np = np.linalg.eigh(a, UPLO=uplo)
+        np.testing.assert_allclose(np.asarray(w), w_np, **F64)
+        np.testing.assert_allclose(np.asarray(v), canonical_eigenvectors(v_np), **F64)
+        np.testing.assert_allclose(np.asarray(w_only), w_np, **F64)
+    w32, v32 = LA.eigh(a.astype(np.float32))
+    np.testing.assert_allclose(np.asarray(w32), np.linalg.eigvalsh(a), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(v32), canonical_eigenvectors(np.linalg.eigh(a)[1]), rtol=1e-4, atol=1e-4)
+
+
+def test_solve_inv_det_slogdet(rng: np.random.Generator) -> None:
+    a = general(rng, 3, 4, 4)
+    a[1] = a[1][::-1]  # a row swap: a negative determinant somewhere
+    b, v = rng.standard_normal((3, 4, 2)), rng.standard_normal(4)
+
+    @ts.program
+    def run(a: Any, b: Any, v: Any) -> Any:
+        solves = LA.solve(a, b), LA.solve(a[0], v), LA.solve(a, v)
+        powers = [LA.matrix_power(a, n) for n in (0, 1, 3, -2)]
+        return solves, LA.inv(a), LA.det(a), LA.slogdet(a), powers, LA.slogdet(tnp.ones((3, 3), dtype=ts.f64))
+
+    solves, inv, det, (sign, logdet), powers, (_, singular) = run(a, b, v)
+    for got, expected in zip(solves, (np.linalg.solve(a, b), np.linalg.solve(a[0], v), np.linalg.solve(a, v))):
+        np.testing.assert_allclose(np.asarray(got), expected, **F64)
+    np.testing.assert_allclose(np.asarray(inv), np.linalg.inv(a), **F64)
+    np.testing.assert_allclose(np.asarray(det), np.linalg.det(a), **F64)
+    sign_np, logdet_np = np.linalg.slogdet(a)
+    assert (sign_np < 0).any()
+    np.testing.assert_array_equal(np.asarray(sign), sign_np)
+    np.testing.assert_allclose(np.asarray(logdet), logdet_np, **F64)
+    assert float(np.asarray(singular)) < -30  # -inf up to the rounding of the QR
+    for got, n in zip(powers, (0, 1, 3, -2)):
+        np.testing.assert_allclose(np.asarray(got), np.linalg.matrix_power(a, n), **F64)
+
+
+VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 0, 3, -1.5]
+MATRIX_ORDS = [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"]
+
+
+def test_vector_norms(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 5))
+    run = ts.program(lambda x: [(LA.norm(x[0], o), LA.norm(x, o, axis=1, keepdims=True)) for o in VECTOR_ORDS])
+    for (flat, kept), o in zip(run(x), VECTOR_ORDS):
+        np.testing.assert_allclose(np.asarray(flat), np.linalg.norm(x[0], o), **F64)
+        np.testing.assert_allclose(np.asarray(kept), np.linalg.norm(x, o, axis=1, keepdims=True), **F64)
+
+
+def test_matrix_norms(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((2, 3, 4))
+    run = ts.program(lambda x: [(LA.norm(x[0], o), LA.norm(x, o, axis=(2, 0))) for o in MATRIX_ORDS] + [LA.norm(x)])
+    *pairs, whole = run(x)
+    for (flat, axes), o in zip(pairs, MATRIX_ORDS):
+        np.testing.assert_allclose(np.asarray(flat), np.linalg.norm(x[0], o), rtol=1e-9)
+        np.testing.assert_allclose(np.asarray(axes), np.linalg.norm(x, o, axis=(2, 0)), rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(whole), np.linalg.norm(x), **F64)
+
+
+# ------------------------------------------------------------------------------------- transforms end to end
+
+
+EPS = 1e-6
+SCALAR_FUNCTIONS = {
+    "det": lambda a: LA.det(a),
+    "slogdet": lambda a: LA.slogdet(a)[1],
+    "solve": lambda a: tnp.sum(tnp.sin(LA.solve(a, tnp.arange(3.0, dtype=ts.f64)))),
+    "inv": lambda a: tnp.sum(LA.inv(a) ** 2),
+    "cholesky": lambda a: tnp.sum(tnp.sin(LA.cholesky(a @ tnp.transpose(a) + 3.0 * tnp.eye(3, dtype=ts.f64)))),
+    "qr": lambda a: tnp.sum(LA.qr(a)[0] * tnp.cos(LA.qr(a)[1])),
+    "eigh": lambda a: tnp.sum(LA.eigh(a)[1][:, 0] ** 3) + tnp.sum(LA.eigvalsh(a) ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_FUNCTIONS))
+def test_grad_and_jvp_match_finite_differences(name: str, rng: np.random.Generator) -> None:
+    f = SCALAR_FUNCTIONS[name]
+    a = general(rng, 3, 3)
+    t = rng.standard_normal((3, 3))
+
+    @ts.program  # one compile: f on both sides, grad and jvp
+    def run(a: Any, t: Any) -> Any:
+        return f(a + EPS * t), f(a - EPS * t), ts.grad(f)(a), ts.jvp(f, (a,), (t,))[1]
+
+    plus, minus, grad, tangent = (np.asarray(v) for v in run(a, t))
+    expected = float(plus - minus) / (2 * EPS)
+    assert float(np.sum(grad * t)) == pytest.approx(expected, rel=1e-6, abs=1e-8)
+    assert float(tangent) == pytest.approx(expected, rel=1e-6, abs=1e-8)
+
+
+def test_second_derivatives_compose(rng: np.random.Generator) -> None:
+    """Derivative rules are made of primitives, so they differentiate again (forward over reverse here)."""
+    a, t = general(rng, 3, 3), rng.standard_normal((3, 3))
+    f = lambda a: LA.slogdet(a)[1] + tnp.sum(LA.eigh(a)[1] ** 3) + tnp.sum(LA.qr(a)[0] ** 3)  # noqa: E731
+    g = ts.grad(f)
+
+    @ts.program
+    def run(a: Any, t: Any) -> Any:
+        return ts.jvp(g, (a,), (t,))[1], g(a + 1e-5 * t), g(a - 1e-5 * t)
+
+    hvp, plus, minus = (np.asarray(v) for v in run(a, t))
+    np.testing.assert_allclose(hvp, (plus - minus) / 2e-5, rtol=1e-6, atol=1e-8)
+
+
+def test_det_gradient_is_det_times_inverse_transpose(rng: np.random.Generator) -> None:
+    a = general(rng, 4, 4)
+    expected = np.linalg.det(a) * np.linalg.inv(a).T
+    np.testing.assert_allclose(np.asarray(ts.grad(LA.det)(a)), expected, rtol=1e-9)
+
+
+def test_vmap_matches_a_loop(rng: np.random.Generator) -> None:
+    a, b = general(rng, 3, 4, 4), rng.standard_normal((4, 3))  # b batched along its last axis
+
+    def per_example(a: Any, b: Any) -> Any:
+        return LA.solve(a, b), LA.slogdet(a)[1], LA.eigvalsh(a + tnp.transpose(a))
+
+    got = ts.vmap(per_example, in_axes=(0, 1))(a, b)
+    loop = ts.program(per_example)
+    for i in range(3):
+        expected = loop(a[i], b[:, i])
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(np.asarray(g)[i], np.asarray(e), **F64)
+
+
+def test_vmap_of_grad_and_program(rng: np.random.Generator) -> None:
+    a = general(rng, 3, 3, 3)
+    per_example = ts.vmap(ts.grad(LA.det))(a)
+    expected = np.linalg.det(a)[:, None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    np.testing.assert_allclose(np.asarray(per_example), expected, rtol=1e-9)
+
+    @ts.program
+    def chol_solve(a: Any, b: Any) -> Any:
+        low = LA.cholesky(a)
+        return LA.solve_triangular(low, LA.solve_triangular(low, b, lower=True), lower=True, trans="T")
+
+    s, b = spd(rng, 4, 4), rng.standard_normal(4)
+    np.testing.assert_allclose(np.asarray(chol_solve(s, b)), np.linalg.solve(s, b), **F64)
+    assert "cholesky" in str(chol_solve.stage(s, b).graph)
+
+
+# ---------------------------------------------------------------------------------------------------- errors
+
+
+def test_bad_inputs_raise_errors_naming_the_op() -> None:
+    with pytest.raises(ts.ShapeError, match=r"cholesky.*square"):
+        LA.cholesky(np.ones((2, 3)))
+    with pytest.raises(ts.DTypeError, match="cholesky"):
+        LA.cholesky(np.eye(3, dtype=np.int32))
+    with pytest.raises(ts.ShapeError, match="solve"):
+        LA.solve(np.eye(3), np.ones(4))
+    with pytest.raises(ts.ShapeError, match="solve"):
+        LA.solve(np.eye(3)[None].repeat(2, 0), np.ones((3, 3, 1)))
+    with pytest.raises(ts.ShapeError, match="solve_triangular"):
+        LA.solve_triangular(np.eye(3), np.ones((2, 2)))
+    with pytest.raises(ts.ShapeError, match="qr"):
+        LA.qr(np.ones(3))
+    with pytest.raises(ts.DTypeError, match="eigh"):
+        LA.eigh(np.eye(2, dtype=np.int32))
+    with pytest.raises(ValueError, match="mode"):
+        LA.qr(np.eye(2), mode="economic")  # type: ignore[call-overload]
+    with pytest.raises(ts.TransformError, match="square or tall"):
+        ts.grad(lambda a: tnp.sum(LA.qr(a)[1]))(np.ones((2, 3)))
+
+
+class Rows(ts.Dim): ...
+
+
+class Cols(ts.Dim): ...
+
+
+def test_dim_names_must_agree() -> None:
+    @ts.program
+    def f(a: ts.Tensor[ts.f64, Rows, Cols]) -> Any:
+        return LA.cholesky(a)
+
+    with pytest.raises(ts.ShapeError, match="Rows.*Cols|Cols.*Rows") as info:
+        f(np.eye(3))
+    assert "cholesky" in str(info.value) and "test_linalg.py" in str(info.value)
