@@ -5,6 +5,8 @@ A ``TreeDef`` is a hashable description of the structure, so it can key compile 
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple, cast
 
@@ -40,6 +42,8 @@ class TreeDef(NamedTuple):
         return f"{getattr(self.aux, '__name__', self.aux)}({inner})"
 
 
+# ``TreeDef(kind, aux, children)`` without the Python-level ``__new__`` NamedTuple generates (one per container).
+_new_treedef: Callable[[tuple[str, Hashable, tuple[TreeDef, ...]]], TreeDef] = functools.partial(tuple.__new__, TreeDef)
 LEAF = TreeDef("leaf", None, ())
 NONE = TreeDef("none", None, ())
 
@@ -53,6 +57,7 @@ def register_pytree_node(
 ) -> None:
     """Make ``cls`` a container: ``flatten_fn(x) -> (children, aux)``, ``unflatten_fn(aux, children) -> x``."""
     _CUSTOM[cls] = (flatten_fn, unflatten_fn)
+    _PLAIN_LEAF_TYPES.discard(cls)  # so the set never holds a container type (``_flatten``'s fast path trusts it)
 
 
 # Types already found to be plain leaves (not containers of any kind); whether a class is a namedtuple or an attrs
@@ -68,10 +73,13 @@ def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None
     if kind in _PLAIN_LEAF_TYPES and kind not in _CUSTOM:
         leaves.append(tree)
         return LEAF
-    if kind is tuple:
-        return TreeDef("tuple", None, tuple([_flatten(c, leaves, is_leaf) for c in tree]))
-    if kind is list:
-        return TreeDef("list", None, tuple([_flatten(c, leaves, is_leaf) for c in tree]))
+    if kind is tuple or kind is list:
+        name = "tuple" if kind is tuple else "list"
+        if is_leaf is None and _PLAIN_LEAF_TYPES.issuperset(map(type, tree)):
+            # Fast path (parameter lists of (w, b) pairs): every child a known plain leaf, checked in one C call.
+            leaves.extend(tree)
+            return _new_treedef((name, None, (LEAF,) * len(tree)))
+        return _new_treedef((name, None, tuple([_flatten(c, leaves, is_leaf) for c in tree])))
     if kind is dict:
         keys = tuple(sorted(tree))
         return TreeDef("dict", keys, tuple([_flatten(tree[k], leaves, is_leaf) for k in keys]))
@@ -107,7 +115,13 @@ def _build(treedef: TreeDef, it: Any) -> Any:
         return next(it)
     if kind == "none":
         return None
-    children = [_build(c, it) for c in treedef.children]
+    nodes = treedef.children
+    if nodes.count(LEAF) == len(nodes):  # leaves only (a (w, b) pair): take them in one C call
+        children = list(itertools.islice(it, len(nodes)))
+        if len(children) < len(nodes):
+            next(it)  # out of leaves: StopIteration, as the leaf-by-leaf walk raises
+    else:
+        children = [_build(c, it) for c in nodes]
     if kind == "tuple":
         return tuple(children)
     if kind == "list":

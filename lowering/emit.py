@@ -7,6 +7,7 @@ metadata and verifier errors point at user code.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -23,6 +24,9 @@ class Value(NamedTuple):
     aval: Aval
     type: str  # ``tensor_type(aval)``, computed once when the value is made: operands reuse it
 
+
+# ``Value(name, aval, type)`` without the Python-level ``__new__`` NamedTuple generates: one C call (per op).
+_new_value: Callable[[tuple[str, Aval, str]], Value] = functools.partial(tuple.__new__, Value)
 
 LoweringRule = Callable[..., Sequence[Value]]
 LOWERINGS: dict[Primitive, LoweringRule] = {}
@@ -171,7 +175,7 @@ class Emitter:
                 f'{self.indent}{head} = "{name}"({operand_names}){tail} : '
                 f"({operand_types}) -> {result_type} {self.loc}"
             )
-            return [Value(head, result, result_type)]
+            return [_new_value((head, result, result_type))]
         result_texts = [tensor_type(a) for a in results]
         if results:
             counter[0] += 1
@@ -191,7 +195,7 @@ class Emitter:
         if array.size > _SMALL_CONSTANT:
             return self.op("stablehlo.constant", [], [aval], f"value = {dense_attr(array, aval)}")[0]
         # Keyed by the exact bytes (after conversion to the aval's dtype), so equal keys give equal text.
-        data = np.asarray(array, dtype=aval.dtype)
+        data = array if array.dtype is aval.dtype else np.asarray(array, dtype=aval.dtype)
         key = (aval.shape, aval.dtype, data.tobytes())
         props = _CONSTANT_TEXT.get(key)
         if props is None:
@@ -222,17 +226,18 @@ class Emitter:
         locs = _LOC_TEXT
         last_loc: object = graph  # no equation's location: the first equation sets ``self.loc``
         for eqn in graph.eqns:
-            # Operands without a per-operand type test: a literal (never in ``env``) reads as None.
+            loc = eqn.loc
+            if loc is not last_loc:  # consecutive equations mostly share one user line
+                last_loc = loc
+                self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
+            # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
+            # constant located, like the op, at this equation's line.
             ins: list[Value | None] = list(map(get, eqn.inputs))
             if None in ins:
                 ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
             rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
-            loc = eqn.loc
-            if loc is not last_loc:  # consecutive equations mostly share one user line
-                last_loc = loc
-                self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
             outputs = eqn.outputs
             if len(outputs) == 1:
                 outs = rule(self, ins, (outputs[0].aval,), **eqn.params)

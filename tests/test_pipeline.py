@@ -46,6 +46,17 @@ def test_stablehlo_module_text() -> None:
     assert "tensor<4x6xf32>" in module and "func.func public @main" in module
 
 
+def test_every_stablehlo_op_carries_its_equations_user_line() -> None:
+    def scaled(x: Tensor[f32, Batch]) -> Tensor[f32, Batch]:
+        y = tnp.sin(x)
+        return y * 3.5  # the constant 3.5 belongs to this line, not the previous one
+
+    module = ts.program(scaled).stage(Batch=3).stablehlo()
+    line = scaled.__code__.co_firstlineno + 2
+    (constant,) = [op for op in module.splitlines() if '"stablehlo.constant"' in op and "0x00006040" in op]
+    assert f'test_pipeline.py":{line}:' in constant
+
+
 def test_compile_and_run_matches_numpy(rng: np.random.Generator) -> None:
     w, b, x = _dense_inputs(rng)
     exe = dense.stage(w, b, x).compile(device="cpu")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...staging import dtypes
-from ...staging.ir import Aval
+from ...staging.ir import Aval, scalar_aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import reductions as R
 from ..emit import Emitter, Value, i64_array, lowers
@@ -44,7 +44,7 @@ def _reduce_rule(prim: Primitive) -> Any:
         (x,) = args
         dtype = x.aval.dtype
         init = em.scalar(_identity(prim, dtype), dtype)
-        scalar = Aval((), dtype)
+        scalar = scalar_aval(dtype)
         combine = _combiner(prim, dtype)
         body = em.region([scalar, scalar], lambda r, a: r.op(combine, a, [scalar]))
         return em.op("stablehlo.reduce", [x, init], outs, f"dimensions = {i64_array(axes)}", [body])

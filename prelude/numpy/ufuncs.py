@@ -31,11 +31,20 @@ Shape = TypeVarTuple("Shape")
 Operand = Tensor[Any, Unpack[tuple[Any, ...]]] | int | float | bool
 
 
+_PY_NUMBERS = (float, int)  # not bool: a Python bool beside a float tensor takes the general path
+
+
 def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     if type(x) is Traced and type(y) is Traced:  # fast path: strong staged operands of one type, as they are
         a, b = x.atom, y.atom
         if a.aval is b.aval or a.aval == b.aval:
             return wrap(bind(prim, a, b))
+    elif type(x) is Traced and type(y) in _PY_NUMBERS and _dt.is_float(x.aval.dtype):
+        # Fast path: a float tensor and a Python number (``lr * g``), which adopts the tensor's dtype and stays a
+        # rank-0 operand: what elementwise_operands gives, without its general checks.
+        return wrap(bind(prim, x.atom, atom(y, x.aval.dtype)))
+    elif type(y) is Traced and type(x) in _PY_NUMBERS and _dt.is_float(y.aval.dtype):
+        return wrap(bind(prim, atom(x, y.aval.dtype), y.atom))
     a, b = elementwise_operands(name, x, y)
     return wrap(bind(prim, a, b))
 

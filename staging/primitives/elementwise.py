@@ -320,8 +320,10 @@ exp_p = _unary("exp", FLOAT, "floating-point", lambda x, y: y)
 log_p = _unary("log", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), x))
 log1p_p = _unary("log1p", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), add(x, scalar(1, x))))
 expm1_p = _unary("expm1", FLOAT, "floating-point", lambda x, y: add(y, scalar(1, y)))
-tanh_p = _unary("tanh", FLOAT, "floating-point", lambda x, y: sub(S.full_like(y, 1), mul(y, y)))
-logistic_p = _unary("logistic", FLOAT, "floating-point", lambda x, y: mul(y, sub(S.full_like(y, 1), y)))
+# A rank-0 ``1`` broadcasts inside ``sub`` (one equation where ``full_like`` would add a broadcast_in_dim); the
+# result takes ``y``'s shape and dim names either way.
+tanh_p = _unary("tanh", FLOAT, "floating-point", lambda x, y: sub(scalar(1, y), mul(y, y)))
+logistic_p = _unary("logistic", FLOAT, "floating-point", lambda x, y: mul(y, sub(scalar(1, y), y)))
 sin_p = _unary("sin", FLOAT, "floating-point", lambda x, y: cos(x))
 cos_p = _unary("cos", FLOAT, "floating-point", lambda x, y: neg(sin(x)))
 sqrt_p = _unary("sqrt", FLOAT, "floating-point", lambda x, y: div(S.full_like(y, 0.5), y))

@@ -11,6 +11,7 @@ for the value and once for the residuals).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -32,6 +33,12 @@ class _Active(NamedTuple):
     outs: list[Atom]
     wants: list[bool]
     backward: Backward | None
+
+
+# ``_Active(...)`` without the Python-level ``__new__`` NamedTuple generates: one C call per active equation.
+_new_active: Callable[[tuple[Equation, list[Atom], list[Atom], list[bool], Backward | None]], _Active] = (
+    functools.partial(tuple.__new__, _Active)
+)
 
 
 def vjp_emit(
@@ -79,7 +86,7 @@ def vjp_emit(
             if is_active and is_float(var.aval.dtype):  # has_tangent, inlined
                 active.add(var)
         if is_active:
-            tape.append(_Active(eqn, ins, outs, in_active, backward))
+            tape.append(_new_active((eqn, ins, outs, in_active, backward)))
 
     cts: dict[Atom, MaybeZero] = {}
 
