@@ -2,6 +2,11 @@
 
 An ``Array`` is an immutable ``Tensor`` backed by a device buffer. Work is dispatched asynchronously: a result
 may still be computing; ``block_until_ready()`` waits, and host conversion (``np.asarray``) waits implicitly.
+
+The buffer is usually on one device. A ``pmap`` result is one buffer split along axis 0 over the pmap's devices
+(device k holds block k): it reads back whole (``numpy()``), ``devices()`` lists its devices, ``.device`` raises,
+a later pmap over the same devices takes it as it is, and a single-device program or ``device_put`` gets a
+copy assembled through the host.
 """
 
 from __future__ import annotations
@@ -63,7 +68,25 @@ class Array(Tensor[DT, Unpack[Shape]]):
 
     @property
     def device(self) -> Device:
-        return _wrap_device(self.buffer._sharding._internal_device_list[0])
+        """The device holding this array; raises ``ValueError`` for an array sharded over several devices (a
+        ``pmap`` result: see ``devices()``)."""
+        held = self.buffer._sharding._internal_device_list
+        if len(held) != 1:
+            raise ValueError(
+                f"this array is sharded over {len(held)} devices ({', '.join(str(d) for d in self.devices())}), "
+                "so it has no single device; use .devices(), or ts.device_put(x, device) to copy it to one"
+            )
+        return _wrap_device(held[0])
+
+    def devices(self) -> tuple[Device, ...]:
+        """The devices holding this array, in shard order: one for an ordinary array; for a ``pmap`` result, the
+        pmap's devices, device k holding block k of axis 0."""
+        return tuple(_wrap_device(d) for d in self.buffer._sharding._internal_device_list)
+
+    @property
+    def is_sharded(self) -> bool:
+        """Whether the array is split over several devices (a ``pmap`` result with the device axis first)."""
+        return not runtime.is_single_device(self.buffer)
 
     def block_until_ready(self) -> Self:
         self.buffer.block_until_ready()
@@ -82,7 +105,10 @@ class Array(Tensor[DT, Unpack[Shape]]):
         """The value as a read-only host array (waits for the computation)."""
         if self.buffer.is_deleted():
             raise RuntimeError("this array was deleted or donated to a computation; it has no value any more")
-        return runtime.to_host(self.buffer, self._aval.dtype)
+        host = runtime.to_host(self.buffer, self._aval.dtype)
+        if host.shape != self._aval.shape:  # a one-device pmap result: its buffer holds the per-device shape
+            return host.reshape(self._aval.shape)
+        return host
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         host = self.numpy()
@@ -130,13 +156,16 @@ class Array(Tensor[DT, Unpack[Shape]]):
 
 
 def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
-    """Place host data (or an Array) on ``device`` (default: the first CPU device)."""
+    """Place host data (or an Array) on ``device`` (default: the first CPU device). An array sharded over several
+    devices (a ``pmap`` result) is gathered into one array on ``device``."""
     if isinstance(device, str):
         device = devices(device)[0]  # a platform name: its first device
     elif device is not None and not isinstance(device, Device):
         raise TypeError(f"device_put: device must be a ts.Device or a platform name, got {device!r}")
     target = device if device is not None else default_device()
     if isinstance(x, Array):
+        if not runtime.is_single_device(x.buffer):  # sharded (a pmap result): assembled through the host
+            return Array(runtime.device_put(x.numpy(), target.xla), x.aval)
         if x.device == target:
             return x
         return Array(runtime.device_copy(x.buffer, target.xla), x.aval)

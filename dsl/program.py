@@ -374,7 +374,7 @@ class Staged(Generic[P, R]):
         self.out_tree = traced.out_tree
         self.signature = signature
         self.in_avals: tuple[Aval, ...] = tuple(a for a in avals if a is not None)
-        self._module_text: str | None = None
+        self._module_text: dict[str, str] = {}  # by platform
 
     @property
     def out_avals(self) -> tuple[Aval, ...]:
@@ -391,14 +391,16 @@ class Staged(Generic[P, R]):
     def typecheck(self) -> None:
         typecheck(self.graph)
 
-    def stablehlo(self) -> str:
-        """The StableHLO module text (lowered once: the graph is immutable)."""
-        if self._module_text is None:
+    def stablehlo(self, platform: str = "cpu") -> str:
+        """The StableHLO module text for ``platform`` (lowered once per platform: the graph is immutable)."""
+        text = self._module_text.get(platform)
+        if text is None:
             try:
-                self._module_text = emit.module_text(self.graph, self.program.name, self._donated_inputs())
+                text = emit.module_text(self.graph, self.program.name, self._donated_inputs(), platform=platform)
             except ValueError as exc:  # an array too big for XLA
                 raise ValueError(f"{self.program.name}: {exc}") from None
-        return self._module_text
+            self._module_text[platform] = text
+        return text
 
     def _donated_inputs(self) -> tuple[int, ...]:
         if not self.program.donate_argnums:
@@ -420,7 +422,7 @@ class Staged(Generic[P, R]):
         if not isinstance(device, (str, Device)):
             raise TypeError(f"compile(): device must be a platform name such as 'cpu' or a ts.Device, got {device!r}")
         target = devices(device)[0] if isinstance(device, str) else device
-        text = self.stablehlo()
+        text = self.stablehlo(target.platform)
         executable, from_disk = backend.compile_module_cached(text, [target.xla])
         compiled = Compiled(self, executable, target, text)
         compiled.from_disk_cache = from_disk
@@ -566,7 +568,12 @@ def _runner(
             return put(runtime.contiguous(leaf), aval, sharding, devices)
         if isinstance(leaf, Array):
             buffer = leaf.buffer
-            if buffer._sharding is sharding or buffer._sharding._internal_device_list[0] == device:
+            if buffer._sharding is sharding:
+                return buffer
+            held = buffer._sharding._internal_device_list
+            if len(held) != 1:  # split over several devices (a pmap result): never handed to this executable
+                return put(runtime.contiguous(leaf.numpy()), aval, sharding, devices)
+            if held[0] == device:
                 return buffer
             return runtime.device_copy(buffer, device)
         try:

@@ -5,6 +5,13 @@ collectives (``psum(x, "i")``, ...) become primitives in the graph; lowers that 
 ``num_replicas = n``; compiles it for n devices; puts slice k of every mapped argument on device k (unmapped
 arguments are replicated); runs every replica; and returns each result with the device axis at ``out_axes``.
 
+Results stay on the devices: with the device axis first (``out_axes=0``, the default) a result is ONE ``Array``
+of shape (n, *per_device) split along axis 0 over the n devices (device k holds block k), never copied to the
+host; passed back to a pmap over the same devices with ``in_axes=0`` it is used as it is, so a loop
+``params = step(params, batch)`` moves no parameters through the host. Results with another ``out_axes`` are
+assembled through the host onto the default device (``None``: device 0's block only), and other arguments (host
+data, single-device arrays, other in_axes, replicated ones) are copied from the host each call.
+
 CPU devices: tensorstage's CPU client has ``TENSORSTAGE_CPU_DEVICES`` devices (default 1), read when it is
 first created, so set it before tensorstage runs anything (``TENSORSTAGE_CPU_DEVICES=8 python train.py``).
 """
@@ -16,6 +23,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
+from typing_extensions import Unpack
 
 from . import pytree
 from .array import Array, Device, as_host_array, device_put, devices as list_devices
@@ -35,6 +43,8 @@ from .trace import trace_flat
 
 _CACHE_SIZE = 64
 
+_Value = np.ndarray[Any, Any] | Array[Any, Unpack[tuple[Any, ...]]]  # an array argument: kept on device if an Array
+
 
 def pmap(
     f: Callable[..., Any],
@@ -50,6 +60,10 @@ def pmap(
     (keyword arguments are mapped along 0). ``out_axes``: a pytree prefix of ints (where the device axis goes)
     or None (the result of device 0, for values every device agrees on). ``devices``: the devices to run on
     (default: the first n CPU devices, n the mapped axis size).
+
+    Results with out_axes 0 stay on the devices as one Array split over them (``x.devices()``), and such an
+    Array passed back with in_axes 0 (same devices) is used without a copy. Other out_axes are gathered through
+    the host onto the default device, and None reads device 0's block through the host (a copy per call).
     """
     if not callable(f):
         raise TypeError(f"pmap() needs a callable, got {type(f).__name__}")
@@ -57,10 +71,39 @@ def pmap(
     return Pmapped(f, name, in_axes, out_axes, tuple(devices) if devices is not None else None)
 
 
+def _fast_key(treedef: pytree.TreeDef, leaves: list[Any]) -> Hashable | None:
+    """The structure, shapes, dtypes and dim names of arguments that are all Arrays or NumPy arrays (these decide
+    everything ``Pmapped._arguments``/``_devices``/``_compiled`` derive), or None for any other leaf."""
+    parts: list[Hashable] = [treedef]
+    for x in leaves:
+        kind = type(x)
+        if kind is Array:
+            parts.append(x._aval)
+        elif kind is np.ndarray:
+            parts.append((x.shape, x.dtype))
+        else:
+            return None
+    return tuple(parts)
+
+
+class _Lazy:
+    """A string computed when first formatted (readable argument names cost an ``inspect.signature``)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self.make = make
+
+    def __str__(self) -> str:
+        return self.make()
+
+
 class _Executable:
     """One compiled SPMD program for one argument signature."""
 
-    __slots__ = ("graph", "text", "executable", "devices", "handlers", "out_avals", "out_tree", "targets")
+    __slots__ = (
+        "graph", "text", "executable", "devices", "xla", "handlers", "out_avals", "global_avals", "out_tree", "targets"
+    )
 
     def __init__(self, graph: Graph, text: str, executable: Any, devices: tuple[Device, ...], out_tree: Any,
                  targets: list[int | None]) -> None:
@@ -68,8 +111,11 @@ class _Executable:
         self.text = text
         self.executable = executable
         self.devices = devices
+        self.xla = tuple(d.xla for d in devices)
         self.out_avals = [(a.shape, a.dtype) for a in graph.out_avals]
-        self.handlers = runtime.output_handlers(self.out_avals, tuple(d.xla for d in devices))
+        # results with the device axis first are returned as they come: (n, *per_device), split over the devices
+        self.global_avals = [Aval((len(devices), *a.shape), a.dtype, (None, *a.dims)) for a in graph.out_avals]
+        self.handlers = runtime.output_handlers(self.out_avals, self.xla)
         self.out_tree = out_tree
         self.targets = targets
 
@@ -88,41 +134,70 @@ class Pmapped:
         self.devices = devices
         self.name = f"pmap({getattr(f, 'name', None) or getattr(f, '__name__', 'function')})"
         self._cache: OrderedDict[Hashable, _Executable] = OrderedDict()
+        # argument layouts (see _fast_key) that passed every check -> their executable and mapped axes
+        self._seen: dict[Hashable, tuple[_Executable, list[int | None]]] = {}
 
     def __repr__(self) -> str:
         return f"<{self.name} over axis {self.axis_name!r}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        loc = user_location()
         if is_staging():
             raise TransformError(
                 f"[pmap] {self.name} was called while a program is being staged; pmap runs on concrete arrays "
                 "only (inside a staged program, use vmap(f, axis_name=...) for the same collectives)",
                 None,
-                loc,
+                user_location(),
             )
         leaves, treedef = pytree.flatten((args, kwargs))
-        axes, dynamic, hosts = self._arguments(args, kwargs, leaves, treedef, loc)
-        devs = self._devices(leaves, axes, treedef, loc)
-        compiled = self._compiled(treedef, leaves, axes, dynamic, hosts, devs, loc)
-        xla = tuple(d.xla for d in devs)
-        buffers = [
-            runtime.put_sharded(np.moveaxis(h, a, 0), xla) if a is not None else runtime.put_replicated(h, xla)
-            for h, a, d in zip(hosts, axes, dynamic) if d and h is not None
-        ]
-        outs = runtime.run(compiled.executable, buffers, compiled.handlers, compiled.out_avals, xla)
-        results = [
-            device_put(np.moveaxis(o, 0, t) if t is not None else o[0]) for o, t in zip(outs, compiled.targets)
-        ]
+        # fast path: arguments that are all Arrays / NumPy arrays with a layout seen before (checked then)
+        key: Hashable | None = _fast_key(treedef, leaves)
+        hit = self._seen.get(key) if key is not None else None
+        if hit is not None:
+            compiled, axes = hit
+            values: list[_Value | None] = [x if type(x) is Array else as_host_array(x) for x in leaves]
+        else:
+            loc = user_location()
+            axes, dynamic, values = self._arguments(args, kwargs, leaves, treedef, loc)
+            devs = self._devices(leaves, axes, treedef, loc)
+            compiled = self._compiled(treedef, leaves, axes, dynamic, values, devs, loc)
+            if key is not None:
+                if len(self._seen) >= _CACHE_SIZE:
+                    self._seen.clear()
+                self._seen[key] = (compiled, axes)
+        xla = compiled.xla
+        buffers: list[Any] = []
+        for value, axis in zip(values, axes):
+            if value is None:
+                continue
+            if isinstance(value, Array):
+                if axis == 0 and runtime.is_tiled_over(value.buffer, xla, value.ndim):
+                    buffers.append(value.buffer)  # an earlier pmap's result on these devices: no copy
+                    continue
+                value = value.numpy()
+            buffers.append(
+                runtime.put_sharded(np.moveaxis(value, axis, 0), xla) if axis is not None
+                else runtime.put_replicated(value, xla)
+            )
+        outs = runtime.run(compiled.executable, buffers, compiled.handlers)
+        results: list[Array[Any]] = []
+        for out, target, aval in zip(outs, compiled.targets, compiled.global_avals):
+            if target == 0:
+                results.append(Array(out, aval))
+                continue
+            if target is None:  # device 0's value (every device agrees on it): one block through the host
+                results.append(device_put(runtime.first_shard(out, aval.shape[1:], aval.dtype)))
+                continue
+            host = runtime.gather(out, aval.shape, aval.dtype)  # another out_axes: through the host
+            results.append(device_put(np.moveaxis(host, 0, target)))
         return pytree.unflatten(compiled.out_tree, results)
 
     def stablehlo(self, *args: Any, **kwargs: Any) -> str:
         """The SPMD StableHLO module compiled for these arguments."""
         loc = user_location()
         leaves, treedef = pytree.flatten((args, kwargs))
-        axes, dynamic, hosts = self._arguments(args, kwargs, leaves, treedef, loc)
+        axes, dynamic, values = self._arguments(args, kwargs, leaves, treedef, loc)
         devs = self._devices(leaves, axes, treedef, loc)
-        return self._compiled(treedef, leaves, axes, dynamic, hosts, devs, loc).text
+        return self._compiled(treedef, leaves, axes, dynamic, values, devs, loc).text
 
     # ------------------------------------------------------------------------------------------ arguments
     def _where(self, treedef: pytree.TreeDef) -> list[str]:
@@ -131,19 +206,23 @@ class Pmapped:
     def _arguments(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any], treedef: pytree.TreeDef,
         loc: SourceLoc | None,
-    ) -> tuple[list[int | None], list[bool], list[np.ndarray[Any, Any] | None]]:
-        """Per leaf: the mapped axis (None: replicated), whether it is an array input, and its host value."""
-        where = self._where(treedef)
+    ) -> tuple[list[int | None], list[bool], list[_Value | None]]:
+        """Per leaf: the mapped axis (None: replicated), whether it is an array input, and its value (an Array as
+        it is, anything else as a host array)."""
         specs = self._in_specs(args, kwargs, loc)
         axes: list[int | None] = []
         dynamic: list[bool] = []
-        hosts: list[np.ndarray[Any, Any] | None] = []
-        for leaf, spec, path in zip(leaves, specs, where):
+        hosts: list[_Value | None] = []
+
+        def path() -> str:  # the leaf's readable name, for errors only (inspect.signature is slow)
+            return self._where(treedef)[len(axes)]
+
+        for leaf, spec in zip(leaves, specs):
             is_array = isinstance(leaf, (Tensor, np.ndarray, np.generic)) or type(leaf) in (int, float, bool)
             if not is_array:
                 if spec is not None:
                     raise TransformError(
-                        f"[pmap] {path} is a {type(leaf).__name__}, not an array, so it cannot be mapped; give it "
+                        f"[pmap] {path()} is a {type(leaf).__name__}, not an array, so it cannot be mapped; give it "
                         "in_axes None",
                         None,
                         loc,
@@ -153,14 +232,14 @@ class Pmapped:
                 hosts.append(None)
                 continue
             if isinstance(leaf, Tensor) and not isinstance(leaf, Array):
-                raise TransformError(f"[pmap] {path} is a staged value; pmap runs on concrete arrays", None, loc)
-            host = leaf.numpy() if isinstance(leaf, Array) else as_host_array(leaf)
+                raise TransformError(f"[pmap] {path()} is a staged value; pmap runs on concrete arrays", None, loc)
+            host: _Value = leaf if isinstance(leaf, Array) else as_host_array(leaf)
             if spec is not None:
                 if not isinstance(spec, int) or isinstance(spec, bool):
                     raise TypeError(f"pmap(): in_axes entries must be ints or None, got {spec!r}")
                 if not -host.ndim <= spec < host.ndim:
                     raise TransformError(
-                        f"[pmap] in_axes {spec} is out of range for {path}, which has shape {host.shape}", None, loc
+                        f"[pmap] in_axes {spec} is out of range for {path()}, which has shape {host.shape}", None, loc
                     )
                 spec %= host.ndim
             axes.append(spec)
@@ -187,8 +266,7 @@ class Pmapped:
     def _devices(
         self, leaves: list[Any], axes: list[int | None], treedef: pytree.TreeDef, loc: SourceLoc | None
     ) -> tuple[Device, ...]:
-        where = self._where(treedef)
-        sizes = [(w, np.shape(x)[a], a) for x, a, w in zip(leaves, axes, where) if a is not None]
+        sizes = [(i, np.shape(x)[a], a) for i, (x, a) in enumerate(zip(leaves, axes)) if a is not None]
         if not sizes:
             if self.devices is None:
                 raise TransformError(
@@ -198,12 +276,13 @@ class Pmapped:
                     loc,
                 )
             return self.devices
-        first, size, axis = sizes[0]
+        index, size, axis = sizes[0]
+        first = _Lazy(lambda: self._where(treedef)[index])  # leaf names, for errors only
         for other, n, a in sizes[1:]:
             if n != size:
                 raise TransformError(
                     f"[pmap] mapped axes have different sizes: {first} has size {size} along axis {axis} but "
-                    f"{other} has size {n} along axis {a}",
+                    f"{self._where(treedef)[other]} has size {n} along axis {a}",
                     None,
                     loc,
                 )
@@ -231,7 +310,7 @@ class Pmapped:
     # ---------------------------------------------------------------------------------------- compiling
     def _compiled(
         self, treedef: pytree.TreeDef, leaves: list[Any], axes: list[int | None], dynamic: list[bool],
-        hosts: list[np.ndarray[Any, Any] | None], devs: tuple[Device, ...], loc: SourceLoc | None,
+        hosts: list[_Value | None], devs: tuple[Device, ...], loc: SourceLoc | None,
     ) -> _Executable:
         avals: list[Aval | None] = []
         for leaf, host, axis in zip(leaves, hosts, axes):
@@ -258,12 +337,13 @@ class Pmapped:
             if target is not None and not (isinstance(target, int) and -rank <= target < rank):
                 raise TransformError(f"[pmap] out_axes {target!r} is out of range for {path} ({out.aval})", None, loc)
             targets.append(None if target is None else target % rank)
-        text = emit.module_text(traced.graph, self.name, num_replicas=len(devs))
+        text = emit.module_text(traced.graph, self.name, num_replicas=len(devs), platform=devs[0].platform)
         executable = runtime.compile_replicated(text, [d.xla for d in devs])
         compiled = _Executable(traced.graph, text, executable, devs, traced.out_tree, targets)
         self._cache[key] = compiled
         while len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)
+            self._seen.clear()  # it may name the evicted executable
         return compiled
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import pytree
 from .array import Array, as_host_array
 from .staging.builder import building, gc_paused
-from .staging.dce import close_over, dce
+from .staging.dce import dce_close_over
 from .staging.errors import TransformError
 from .staging.ir import Atom, Aval, Graph, Literal, Var
 from .staging.source import user_location
@@ -88,7 +88,7 @@ def _trace_flat(
         result = fn(*args, **kwargs)
         out_leaves, out_tree = pytree.flatten(result)
         outputs = [_output_atom(x) for x in out_leaves]
-    graph, closure = close_over(dce(builder.graph(inputs, outputs)))
+    graph, closure = dce_close_over(builder.graph(inputs, outputs))
     return TracedFunction(graph, out_tree, tuple(closure))
 
 

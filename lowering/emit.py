@@ -130,8 +130,9 @@ def _nested_bools(array: np.ndarray[Any, Any]) -> str:
 class Emitter:
     """Accumulates the body of one function; nested regions share the SSA counter."""
 
-    def __init__(self, counter: list[int] | None = None, indent: str = "    ") -> None:
+    def __init__(self, counter: list[int] | None = None, indent: str = "    ", platform: str = "cpu") -> None:
         self.lines: list[str] = []
+        self.platform = platform  # the platform compiled for: lowering rules may pick kernels by it
         self.counter = counter if counter is not None else [0]
         self.indent = indent
         self.loc = _loc_text(None)
@@ -149,33 +150,41 @@ class Emitter:
         regions: Sequence[str] = (),
     ) -> list[Value]:
         """Emit one op in generic form; ``props`` is the inside of ``<{...}>``."""
-        # Runs once per emitted op: operand texts are carried by the values (one or two operands, the common
-        # cases, without building lists), result types come from the cache.
+        # Runs once per emitted op: operand texts are carried by the values, result types come from the cache,
+        # and the common shapes (one result; up to two operands) are written by one f-string each.
         n = len(operands)
-        if n == 2:
-            a, b = operands
-            operand_names = f"{a.name}, {b.name}"
-            operand_types = f"{a.type}, {b.type}"
-        elif n == 1:
-            operand_names = operands[0].name
-            operand_types = operands[0].type
-        else:
-            operand_names = ", ".join([v.name for v in operands])
-            operand_types = ", ".join([v.type for v in operands])
         tail = f" <{{{props}}}>" if props else ""
         if regions:
             tail += " (" + ", ".join(regions) + ")"
-        counter = self.counter
         if len(results) == 1:
+            counter = self.counter
             counter[0] += 1
             head = f"%{counter[0]}"
             result = results[0]
             result_type = _TYPE_TEXT.get((result.shape, result.dtype)) or tensor_type(result)
-            self.lines.append(
-                f'{self.indent}{head} = "{name}"({operand_names}){tail} : '
-                f"({operand_types}) -> {result_type} {self.loc}"
-            )
+            if n == 2:
+                a, b = operands
+                line = (
+                    f'{self.indent}{head} = "{name}"({a.name}, {b.name}){tail} : '
+                    f"({a.type}, {b.type}) -> {result_type} {self.loc}"
+                )
+            elif n == 1:
+                a = operands[0]
+                line = f'{self.indent}{head} = "{name}"({a.name}){tail} : ({a.type}) -> {result_type} {self.loc}'
+            elif n == 0:  # constants
+                line = f'{self.indent}{head} = "{name}"(){tail} : () -> {result_type} {self.loc}'
+            else:
+                operand_names = ", ".join([v.name for v in operands])
+                operand_types = ", ".join([v.type for v in operands])
+                line = (
+                    f'{self.indent}{head} = "{name}"({operand_names}){tail} : '
+                    f"({operand_types}) -> {result_type} {self.loc}"
+                )
+            self.lines.append(line)
             return [_new_value((head, result, result_type))]
+        operand_names = ", ".join([v.name for v in operands])
+        operand_types = ", ".join([v.type for v in operands])
+        counter = self.counter
         result_texts = [tensor_type(a) for a in results]
         if results:
             counter[0] += 1
@@ -209,13 +218,26 @@ class Emitter:
         return self.constant(np.asarray(value, dtype=dtype), scalar_aval(dtype))
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
-        inner = Emitter(self.counter, self.indent + "    ")
+        inner = Emitter(self.counter, self.indent + "    ", self.platform)
         inner.loc = self.loc
         args = [Value(inner.fresh(), a, tensor_type(a)) for a in arg_avals]
         results = body(inner, args)
         inner.op("stablehlo.return", results, [])
         header = ", ".join(f"{v.name}: {v.type}" for v in args)
         return "{\n" + f"{self.indent}  ^bb0({header}):\n" + "\n".join(inner.lines) + f"\n{self.indent}}}"
+
+    def binary_region(self, op_name: str, scalar: Aval) -> str:
+        """``region([scalar, scalar], lambda r, a: r.op(op_name, a, [scalar]))``, written out directly: every
+        reduction carries one, and this text is all that call would emit."""
+        t = _TYPE_TEXT.get((scalar.shape, scalar.dtype)) or tensor_type(scalar)
+        n = self.counter[0]
+        self.counter[0] = n + 3
+        indent, loc = self.indent, self.loc
+        return (
+            f"{{\n{indent}  ^bb0(%{n + 1}: {t}, %{n + 2}: {t}):\n"
+            f'{indent}    %{n + 3} = "{op_name}"(%{n + 1}, %{n + 2}) : ({t}, {t}) -> {t} {loc}\n'
+            f'{indent}    "stablehlo.return"(%{n + 3}) : ({t}) -> () {loc}\n{indent}}}'
+        )
 
     def graph_body(self, graph: Graph, args: Sequence[Value]) -> list[Value]:
         """Emit a graph's equations inline (used for the entry function and nested graphs in regions)."""
@@ -258,16 +280,18 @@ class Emitter:
 
 
 def module_text(
-    graph: Graph, name: str = "tensorstage", donated: Sequence[int] = (), num_replicas: int = 1
+    graph: Graph, name: str = "tensorstage", donated: Sequence[int] = (), num_replicas: int = 1,
+    platform: str = "cpu",
 ) -> str:
     """The StableHLO module for ``graph`` with a public ``@main`` taking the graph inputs in order
-    (``num_replicas`` > 1: one SPMD replica per device, as ``pmap`` compiles it)."""
+    (``num_replicas`` > 1: one SPMD replica per device, as ``pmap`` compiles it), for ``platform`` ('cpu' or
+    'gpu': some rules call that platform's kernels, e.g. LAPACK on CPU)."""
     with gc_paused():
-        return _module_text(graph, name, donated, num_replicas)
+        return _module_text(graph, name, donated, num_replicas, platform)
 
 
-def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: int) -> str:
-    emitter = Emitter()
+def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: int, platform: str) -> str:
+    emitter = Emitter(platform=platform)
     args = [Value(f"%arg{i}", v.aval, tensor_type(v.aval)) for i, v in enumerate(graph.inputs)]
     outs = emitter.graph_body(graph, args)
     emitter.loc = _loc_text(None)

@@ -2,9 +2,10 @@
 
 Verified on jaxlib 0.10.2 (CPU, several devices): a module with ``mhlo.num_replicas = n`` compiled with
 ``CompileOptions.num_replicas = n`` for a DeviceList of n devices; each argument is one global array with one
-shard per device (in device-list order); each result comes back as one global array. Results are read back
-shard by shard with ``reorder_shards`` (putting device k first, no copy) and DLPack, which never makes jaxlib
-build single-device arrays (that path imports jax when it is installed).
+shard per device (in device-list order); each result comes back as one global array. Results stay on the
+devices: ``runtime.gather`` reads one back when the host needs it, shard by shard with
+``reorder_shards`` (putting device k first, no copy) and DLPack, which never makes jaxlib build single-device
+arrays (that path imports jax when it is installed).
 
 CPU collectives must not be launched back to back (XLA's CPU rendezvous can abort the process), so ``run``
 holds a lock and waits for the results before it returns.
@@ -14,14 +15,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 import numpy as np
 from jaxlib import _jax  # type: ignore[attr-defined]  # a compiled module without stubs
 from jaxlib import xla_client as xc
 
-from ..staging import dtypes
 from . import backend, runtime
 
 _LAUNCH = threading.Lock()
@@ -36,15 +35,17 @@ def compile_replicated(text: str, devices: Sequence[Any]) -> Any:
     return backend.compile_module(text, devices, options)
 
 
-@cache
 def _tiled(devices: tuple[Any, ...], rank: int) -> Any:
-    """Global arrays of shape (n, *per_device): one leading unit slice per device."""
-    return xc.GSPMDSharding(xc.DeviceList(devices), xc.HloSharding.iota_tile([len(devices)] + [1] * rank))
+    """Global arrays of shape (n, *per_device), per_device of rank ``rank``: one leading unit slice per device."""
+    return runtime.tiled_sharding(devices, rank + 1)
 
 
-@cache
-def _replicated(devices: tuple[Any, ...]) -> Any:
-    return xc.GSPMDSharding(xc.DeviceList(devices), xc.HloSharding.replicate())
+def is_tiled_over(buffer: Any, devices: tuple[Any, ...], ndim: int) -> bool:
+    """Whether ``buffer`` (of global rank ``ndim``) is split along axis 0 over exactly ``devices``, in order: the
+    layout of pmap results, which a pmap over the same devices takes as it is."""
+    sharding = buffer._sharding
+    expected = runtime.tiled_sharding(devices, ndim)
+    return sharding is expected or bool(sharding == expected)
 
 
 def put_sharded(host: np.ndarray[Any, Any], devices: tuple[Any, ...]) -> Any:
@@ -59,8 +60,8 @@ def put_sharded(host: np.ndarray[Any, Any], devices: tuple[Any, ...]) -> Any:
 def put_replicated(host: np.ndarray[Any, Any], devices: tuple[Any, ...]) -> Any:
     data = runtime.contiguous(host)
     aval = runtime.buffer_aval(data.shape, data.dtype)
-    return xc.batched_device_put(aval, _replicated(devices), [data] * len(devices), list(devices), True, True,
-                                 xc.HostBufferSemantics.ZERO_COPY, True)
+    return xc.batched_device_put(aval, runtime.replicated_sharding(devices), [data] * len(devices), list(devices),
+                                 True, True, xc.HostBufferSemantics.ZERO_COPY, True)
 
 
 def output_handlers(out_avals: Sequence[tuple[tuple[int, ...], np.dtype[Any]]], devices: tuple[Any, ...]) -> list[Any]:
@@ -76,49 +77,25 @@ def output_handlers(out_avals: Sequence[tuple[tuple[int, ...], np.dtype[Any]]], 
     return handlers
 
 
-class _Capsule:
-    """Hands a DLPack capsule to ``np.from_dlpack``."""
-
-    __slots__ = ("capsule",)
-
-    def __init__(self, capsule: Any) -> None:
-        self.capsule = capsule
-
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        return self.capsule
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)  # kDLCPU
-
-
-@cache
-def _device_first(devices: tuple[Any, ...], k: int, rank: int) -> Any:
-    order = devices[k:] + devices[:k]
-    return _tiled(order, rank)
-
-
-def gather(array: Any, shape: tuple[int, ...], dtype: np.dtype[Any], devices: tuple[Any, ...]) -> np.ndarray[Any, Any]:
-    """The (n, *shape) host value of a global result, one device's shard after another."""
-    if dtype == dtypes.bfloat16 or devices[0].platform != "cpu":
-        raise NotImplementedError("pmap results are read back through DLPack on CPU; bf16 results are not supported")
-    out = np.empty((len(devices), *shape), dtype)
-    for k in range(len(devices)):
-        shard = _jax.reorder_shards(array, _device_first(devices, k, len(shape)), _jax.ArrayCopySemantics.REUSE_INPUT)
-        out[k] = np.from_dlpack(_Capsule(_jax.buffer_to_dlpack_managed_tensor(shard))).reshape(shape)
-    return out
-
-
-def run(
-    executable: Any, buffers: Sequence[Any], handlers: Sequence[Any],
-    out_avals: Sequence[tuple[tuple[int, ...], np.dtype[Any]]], devices: tuple[Any, ...],
-) -> list[np.ndarray[Any, Any]]:
-    """Execute on every device, wait, and return each result as a host array of shape (n, *per_device)."""
+def run(executable: Any, buffers: Sequence[Any], handlers: Sequence[Any]) -> list[Any]:
+    """Execute on every device, wait, and return each result as one global (n, *per_device) device array split
+    over the devices (``output_handlers``); nothing is copied to the host."""
     with _LAUNCH:
         results = executable.execute_sharded(list(buffers))
         if not handlers:
             results.consume_token().block_until_ready()
             return []
-        outs = results.consume_with_handlers(list(handlers))
+        outs: list[Any] = results.consume_with_handlers(list(handlers))
         for out in outs:
             out.block_until_ready()
-    return [gather(out, shape, dtype, devices) for out, (shape, dtype) in zip(outs, out_avals)]
+    return outs
+
+
+def gather(array: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """The host value of a result of global ``shape`` (n, *per_device), one device's shard after another."""
+    return runtime.gather(array, shape, dtype)
+
+
+def first_shard(array: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """The host value of device 0's result (per-device ``shape``), without reading the other devices'."""
+    return runtime.first_shard(array, shape, dtype)

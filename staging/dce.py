@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
+from operator import attrgetter
 
 from .ir import Atom, Graph, Var
+
+_OUTPUTS = attrgetter("outputs")
 
 
 def dce(graph: Graph) -> Graph:
     """Drop equations whose outputs are never used (primitives have no side effects)."""
+    return _dce(graph)[0]
+
+
+def _dce(graph: Graph) -> tuple[Graph, set[Atom]]:
+    """``dce(graph)`` and the atoms its equations and outputs read."""
     # Every atom read later, literals included. Atoms hash by identity (as ``id`` would, but spread better over
     # a set's slots), and the set operations run without Python loops.
     live: set[Atom] = set(graph.outputs)
@@ -18,9 +27,22 @@ def dce(graph: Graph) -> Graph:
             kept.append(eqn)
             live.update(eqn.inputs)
     if len(kept) == len(graph.eqns):
-        return graph
+        return graph, live
     kept.reverse()
-    return Graph(graph.inputs, kept, graph.outputs)
+    return Graph(graph.inputs, kept, graph.outputs), live
+
+
+def dce_close_over(graph: Graph) -> tuple[Graph, list[Var]]:
+    """``close_over(dce(graph))`` for a graph a builder recorded, where every variable is defined before it is
+    read. Then a graph reading only its inputs, its equations' outputs and literals has no free variables,
+    which the atoms DCE collected show with C-level set passes; only other graphs take the ordered walk."""
+    graph, unbound = _dce(graph)
+    unbound.difference_update(graph.inputs)
+    unbound.difference_update(chain.from_iterable(map(_OUTPUTS, graph.eqns)))
+    for atom in unbound:
+        if isinstance(atom, Var):
+            return close_over(graph)
+    return graph, []
 
 
 def free_vars(graph: Graph) -> list[Var]:

@@ -34,7 +34,7 @@ class Aval:
     Two avals are equal when shape, dtype and names agree; names make ``(In=4)`` and ``(Out=4)`` different types.
     """
 
-    __slots__ = ("shape", "dtype", "dims", "_hash")
+    __slots__ = ("shape", "dtype", "dims", "_key", "_hash")
 
     shape: tuple[int, ...]
     dtype: np.dtype[Any]
@@ -46,7 +46,8 @@ class Aval:
         self.shape = shape
         self.dtype = dtype
         self.dims = tuple(dims) if dims is not None else (None,) * len(shape)
-        self._hash = hash((shape, dtype, self.dims))
+        self._key = (shape, dtype, self.dims)
+        self._hash = hash(self._key)
 
     @property
     def ndim(self) -> int:
@@ -62,9 +63,8 @@ class Aval:
         return (
             isinstance(other, Aval)
             and self._hash == other._hash  # cheap: unequal avals almost always differ here
-            and self.shape == other.shape
-            and self.dtype == other.dtype
-            and self.dims == other.dims
+            # One C-level tuple comparison, which skips the dtype's own ``==`` when both hold the same dtype object.
+            and self._key == other._key
         )
 
     def __hash__(self) -> int:

@@ -29,6 +29,7 @@ _LIBRARY_DIRS: Final = _library_dirs() + _numpy_dirs()
 _STDLIB_WRAPPERS: Final = frozenset({"contextlib.py", "functools.py"})
 _is_library: dict[str, bool] = {}
 _library_files: set[str] = set()  # the files ``_is_library`` maps to True
+_user_files: set[str] = set()  # ... and to False
 
 
 def is_library_file(filename: str) -> bool:
@@ -40,20 +41,20 @@ def is_library_file(filename: str) -> bool:
             or os.path.basename(filename) in _STDLIB_WRAPPERS
         )
         _is_library[filename] = known
-        if known:
-            _library_files.add(filename)
+        (_library_files if known else _user_files).add(filename)
     return known
 
 
 def user_location() -> SourceLoc | None:
     frame = sys._getframe(1)
     library_files = _library_files
+    user_files = _user_files
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename in library_files:  # the common case first: this runs per equation, for every library frame
             frame = frame.f_back  # type: ignore[assignment]
             continue
-        if not is_library_file(filename):
+        if filename in user_files or not is_library_file(filename):
             key = (filename, frame.f_lineno)
             loc = _locs.get(key)
             if loc is None:

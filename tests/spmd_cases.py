@@ -217,6 +217,134 @@ def check_collective_inside_scan() -> None:
     assert np.asarray(ys).shape == (N, 3, 3)
 
 
+def check_results_stay_on_the_devices() -> None:
+    xs = data(11, np.float32)
+    out = ts.pmap(lambda x: tnp.tanh(x) * 2 + 1)(xs)
+    assert type(out) is ts.Array and out.is_sharded, out
+    assert out.devices() == tuple(ts.devices()[:N]) and out.shape == (N, 3) and out.dtype == np.float32
+    assert len(out.buffer._sharding._internal_device_list) == N  # one global buffer, one shard per device
+    assert out.block_until_ready() is out and out.is_ready()
+    np.testing.assert_allclose(out.numpy(), np.tanh(xs) * 2 + 1, rtol=1e-5, atol=1e-6)
+    assert "Array(" in repr(out) and "dtype=f32" in repr(out)
+    try:
+        out.device
+    except ValueError as err:
+        assert "sharded over 4 devices" in str(err) and ".devices()" in str(err), err
+    else:
+        raise AssertionError("a sharded array has no single device")
+    # other out_axes still come back through the host as single-device arrays
+    total, moved = ts.pmap(lambda x: (ts.psum(x, "i"), x), axis_name="i", out_axes=(None, 1))(xs)
+    assert not total.is_sharded and not moved.is_sharded
+    np.testing.assert_allclose(np.asarray(moved), xs.T)
+
+
+def check_loop_feeds_results_back_without_host_copies() -> None:
+    from tensorstage.lowering import runtime as host_runtime
+    from tensorstage.lowering import spmd as spmd_runtime
+
+    step = ts.pmap(lambda x, b: x * np.float32(0.5) + b, in_axes=(0, None))
+    x0 = data(12, np.float32)
+    bias = np.float32(1.0)
+    x = step(x0, bias)  # the first call puts the host data on the devices
+    counts = {"put_sharded": 0, "gather": 0, "to_host": 0}
+    passed: list[list[object]] = []
+    originals = {name: getattr(spmd_runtime, name) for name in ("put_sharded", "run")}
+    originals_host = {name: getattr(host_runtime, name) for name in ("gather", "to_host")}
+
+    def counting(module: Any, name: str, original: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return original(*args, **kwargs)
+
+        setattr(module, name, wrapped)
+
+    def recording_run(executable: Any, buffers: Any, handlers: Any) -> Any:
+        passed.append(list(buffers))
+        return originals["run"](executable, buffers, handlers)
+
+    try:
+        counting(spmd_runtime, "put_sharded", originals["put_sharded"])
+        counting(host_runtime, "gather", originals_host["gather"])
+        counting(host_runtime, "to_host", originals_host["to_host"])
+        spmd_runtime.run = recording_run
+        expected = x0 * np.float32(0.5) + bias
+        for _ in range(6):
+            previous = x
+            x = step(x, bias)
+            assert passed[-1][0] is previous.buffer  # the result itself went back in: no copy
+            expected = expected * np.float32(0.5) + bias
+        assert counts == {"put_sharded": 0, "gather": 0, "to_host": 0}, counts
+    finally:
+        for name, fn in originals.items():
+            setattr(spmd_runtime, name, fn)
+        for name, fn in originals_host.items():
+            setattr(host_runtime, name, fn)
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6)
+    # a pytree of parameters, as a data-parallel training loop passes them
+    update = ts.pmap(lambda p: {"w": p["w"] - 0.1 * p["b"], "b": p["b"] * 2})
+    params = {"w": data(13), "b": data(14)}
+    state = update(params)
+    for _ in range(3):
+        buffers = (state["w"].buffer, state["b"].buffer)
+        state = update(state)
+        assert state["w"].is_sharded and state["w"].buffer not in buffers
+    w, b = params["w"], params["b"]
+    for _ in range(4):
+        w, b = w - 0.1 * b, b * 2
+    np.testing.assert_allclose(np.asarray(state["w"]), w, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(state["b"]), b, rtol=1e-12)
+
+
+def check_sharded_arrays_elsewhere() -> None:
+    xs = data(15, np.float32)
+    out = ts.pmap(lambda x: x + 1)(xs)
+    ref = xs + 1
+    # a single-device program gets a single-device copy, never the multi-device buffer
+    total = ts.program(lambda a: tnp.sum(a * 2, axis=0))(out)
+    assert total.device == ts.devices()[0]
+    np.testing.assert_allclose(np.asarray(total), (ref * 2).sum(0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(tnp.sin(out)), np.sin(ref), rtol=1e-6)  # eager ops
+    np.testing.assert_allclose(np.asarray(out + out), ref * 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(out[2]), ref[2])
+    np.testing.assert_allclose(np.asarray(list(out)[3]), ref[3])
+    moved = ts.device_put(out, ts.devices()[2])
+    assert moved.device == ts.devices()[2] and not moved.is_sharded
+    np.testing.assert_allclose(np.asarray(moved), ref)
+    assert ts.device_put(out).device == ts.devices()[0]
+    np.testing.assert_allclose(np.asarray(ts.program(lambda a: a)(moved)), ref)
+    assert ts.asarray(out) is out
+    # the pmap input path: other in_axes, replicated, or other devices go through the host and stay correct
+    reversed_devices = tuple(reversed(ts.devices()[:N]))
+    again = ts.pmap(lambda x: x * 3, devices=reversed_devices)(out)
+    assert again.devices() == reversed_devices
+    np.testing.assert_allclose(np.asarray(again), ref * 3, rtol=1e-6)
+    square = ts.pmap(lambda x: x * 2)(np.ones((N, N), np.float32) * np.arange(N, dtype=np.float32))
+    columns = ts.pmap(lambda x, s: x + tnp.sum(s), in_axes=(1, None))(square, square)
+    np.testing.assert_allclose(np.asarray(columns), (np.asarray(square) + np.asarray(square).sum()).T, rtol=1e-6)
+    grads = ts.pmap(ts.grad(lambda x: tnp.sum(x * x)))(out)
+    np.testing.assert_allclose(np.asarray(grads), 2 * ref, rtol=1e-6)
+
+
+def check_sharded_readback_dtypes() -> None:
+    import ml_dtypes
+
+    base = np.arange(N * 6).reshape(N, 2, 3) - 7
+    identity = ts.pmap(lambda x: x)
+    for dtype in (np.float32, np.float64, np.int32, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.bool_):
+        host = (base % 3 == 0) if dtype is np.bool_ else base.astype(dtype)
+        out = identity(host)
+        assert out.is_sharded and out.dtype == np.dtype(dtype), (dtype, out.dtype)
+        got = out.numpy()
+        assert got.dtype == np.dtype(dtype) and got.shape == host.shape, (dtype, got.dtype, got.shape)
+        np.testing.assert_array_equal(got, host, err_msg=str(dtype))
+        np.testing.assert_array_equal(np.asarray(out), host, err_msg=str(dtype))
+        np.testing.assert_array_equal(np.asarray(ts.device_put(out)), host, err_msg=str(dtype))
+    scalars = identity(np.arange(N, dtype=np.float32))  # a scalar per device
+    assert scalars.shape == (N,) and scalars.is_sharded
+    np.testing.assert_array_equal(scalars.numpy(), np.arange(N, dtype=np.float32))
+    assert scalars.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def check_never_imports_jax() -> None:
     assert "jax" not in sys.modules, "pmap imported jax"
 

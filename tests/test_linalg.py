@@ -11,6 +11,7 @@ import pytest
 
 import tensorstage as ts
 from tensorstage import numpy as tnp
+from tensorstage.lowering import lapack
 
 from primitive_cases import canonical_eigenvectors
 
@@ -245,3 +246,94 @@ def test_dim_names_must_agree() -> None:
     with pytest.raises(ts.ShapeError, match="Rows.*Cols|Cols.*Rows") as info:
         f(np.eye(3))
     assert "cholesky" in str(info.value) and "test_linalg.py" in str(info.value)
+
+
+# ------------------------------------------------------------------------ LAPACK (CPU) and XLA's expansion
+
+needs_lapack = pytest.mark.skipif(not lapack.available(), reason="jaxlib's LAPACK kernels or SciPy missing")
+
+
+def both_paths(f: Any, *args: Any) -> tuple[Any, Any]:
+    """``f(*args)`` lowered with LAPACK and with XLA's expansion (fresh programs: each lowers anew)."""
+    with_lapack = ts.program(f)(*args)
+    lapack.set_enabled(False)
+    try:
+        with_xla = ts.program(f)(*args)
+    finally:
+        lapack.set_enabled(None)
+    return with_lapack, with_xla
+
+
+def lower_only(rng: np.random.Generator, a: np.ndarray) -> np.ndarray:
+    """``a`` with garbage above the diagonal: only the lower triangle may be read."""
+    return np.tril(a) + np.triu(100 * rng.standard_normal(a.shape), 1)
+
+
+@needs_lapack
+def test_module_text_names_lapack_on_cpu_only() -> None:
+    staged = ts.program(lambda a: (LA.cholesky(a), LA.eigh(a))).stage(np.eye(3))
+    cpu = staged.stablehlo()
+    assert "lapack_dpotrf_ffi" in cpu and "lapack_dsyevd_ffi" in cpu and "stablehlo.cholesky" not in cpu
+    gpu = staged.stablehlo("gpu")  # lowered, not compiled: XLA's expansion
+    assert "lapack" not in gpu and "stablehlo.cholesky" in gpu and '"Eigh"' in gpu
+    assert staged.stablehlo() is cpu  # cached per platform
+    lapack.set_enabled(False)
+    try:
+        assert "lapack" not in ts.program(lambda a: LA.cholesky(a)).stage(np.eye(3)).stablehlo()
+    finally:
+        lapack.set_enabled(None)
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lapack_and_xla_paths_agree(dtype: type, rng: np.random.Generator) -> None:
+    a = spd(rng, 3, 5, 5)
+    tol = F64 if dtype == np.float64 else {"rtol": 2e-4, "atol": 2e-4}
+    x = lower_only(rng, a).astype(dtype)
+    (low, (w, v)), (low_xla, (w_xla, v_xla)) = both_paths(lambda a: (LA.cholesky(a), LA.eigh(a)), x)
+    sym = a.astype(dtype).astype(np.float64)
+    w_np, v_np = np.linalg.eigh(sym)
+    for got, expected in ((low, np.linalg.cholesky(sym)), (w, w_np), (v, canonical_eigenvectors(v_np))):
+        assert np.asarray(got).dtype == dtype
+        np.testing.assert_allclose(np.asarray(got), expected, **tol)
+    for got, xla in ((low, low_xla), (w, w_xla), (v, v_xla)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(xla), **tol)
+    single = np.asarray(LA.cholesky(x[1]))  # unbatched
+    np.testing.assert_allclose(single, np.asarray(low)[1], **tol)
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_failed_factorizations_are_nan_on_both_paths(dtype: type, rng: np.random.Generator) -> None:
+    a = np.stack([spd(rng, 3, 3), np.diag([1.0, -1.0, 2.0])]).astype(dtype)
+    lapack_low, xla_low = both_paths(LA.cholesky, a)
+    for low in (np.asarray(lapack_low), np.asarray(xla_low)):
+        np.testing.assert_allclose(low[0], np.linalg.cholesky(a[0].astype(np.float64)), rtol=1e-5)
+        assert np.isnan(low[1]).any()
+    assert np.isnan(np.asarray(lapack_low)[1]).all()  # LAPACK: the failed matrix is all NaN
+
+
+@needs_lapack
+def test_grads_through_lapack_match_xla(rng: np.random.Generator) -> None:
+    f = SCALAR_FUNCTIONS
+    a, t = general(rng, 3, 3), rng.standard_normal((3, 3))
+
+    def run(a: Any, t: Any) -> Any:
+        return [(ts.grad(f[n])(a), ts.jvp(f[n], (a,), (t,))[1]) for n in ("cholesky", "eigh")]
+
+    with_lapack, with_xla = both_paths(run, a, t)
+    for got, xla in zip(with_lapack, with_xla):
+        for g, e in zip(got, xla):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-8, atol=1e-10)
+
+
+@needs_lapack
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 5), (2, 3, 5)])
+def test_qr_paths_agree(shape: tuple[int, ...], rng: np.random.Generator) -> None:
+    a = rng.standard_normal(shape)
+    with_lapack, with_xla = both_paths(lambda a: (LA.qr(a), LA.qr(a, mode="complete"), LA.det(a[..., :3, :3])), a)
+    assert "lapack_dgeqrf_ffi" in ts.program(lambda a: LA.qr(a)).stage(a).stablehlo()
+    (q, r), (qc, rc), det = with_lapack
+    (q_x, r_x), (qc_x, rc_x), det_x = with_xla
+    for got, xla in ((q, q_x), (r, r_x), (qc, qc_x), (rc, rc_x), (det, det_x)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(xla), **F64)

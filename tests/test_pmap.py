@@ -4,7 +4,9 @@ Collectives need a named mapped axis, so the registry-driven tests skip them and
 - in this process (one CPU device) through ``vmap(f, axis_name="i")``, which runs the collectives' batching rules,
   and through a one-device ``pmap``;
 - on four CPU devices in a subprocess (``tests/spmd_cases.py`` with ``TENSORSTAGE_CPU_DEVICES=4``): the SPMD
-  executable, NumPy references, gradients across devices and a data-parallel SGD step.
+  executable, NumPy references, gradients across devices, a data-parallel SGD step, and results that stay on the
+  devices (sharded Arrays fed back into pmap with no host copy, read back for every dtype, passed to
+  single-device programs and eager ops).
 """
 
 from __future__ import annotations
@@ -185,6 +187,38 @@ def test_pmap_on_one_device(rng: np.random.Generator) -> None:
 def test_pmap_module_is_one_replicated_program() -> None:
     text = ts.pmap(lambda x: ts.psum(x, "i"), axis_name="i").stablehlo(np.zeros((1, 3), np.float32))
     assert "mhlo.num_replicas = 1" in text and "stablehlo.all_reduce" in text and "tensor<3xf32>" in text
+
+
+def test_one_device_pmap_results_stay_on_device_and_flow_back_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorstage.lowering import spmd as spmd_runtime
+
+    step = ts.pmap(lambda x: x * np.float32(0.5) + 1)
+    x0 = np.arange(6, dtype=np.float32).reshape(1, 6)
+    x = step(x0)
+    assert isinstance(x, ts.Array) and x.shape == (1, 6) and x.devices() == (ts.devices()[0],)
+    passed: list[Any] = []
+    run = spmd_runtime.run
+
+    def recording_run(executable: Any, buffers: Any, handlers: Any) -> Any:
+        passed.append(list(buffers))
+        return run(executable, buffers, handlers)
+
+    def no_put(*args: Any) -> Any:
+        raise AssertionError("a pmap result was copied back from the host")
+
+    monkeypatch.setattr(spmd_runtime, "run", recording_run)
+    monkeypatch.setattr(spmd_runtime, "put_sharded", no_put)
+    expected = x0 * np.float32(0.5) + 1
+    for _ in range(4):
+        previous = x
+        x = step(x)
+        assert passed[-1][0] is previous.buffer
+        expected = expected * np.float32(0.5) + 1
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6)
+    assert x.numpy().shape == (1, 6) and x.device == ts.devices()[0]
+    # into a single-device program and an eager op
+    np.testing.assert_allclose(np.asarray(ts.program(lambda a: a * 2)(x)), expected * 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(tnp.exp(x)), np.exp(expected), rtol=1e-6)
 
 
 # ------------------------------------------------------------------------------------------------ errors

@@ -25,22 +25,30 @@ _SIMPLE = {
 _COMPARISONS = {E.eq_p: "EQ", E.ne_p: "NE", E.lt_p: "LT", E.le_p: "LE", E.gt_p: "GT", E.ge_p: "GE"}
 
 
-def widen(em: Emitter, value: Value, shape: tuple[int, ...]) -> Value:
-    """Broadcast a rank-0 operand to ``shape`` (elementwise primitives accept scalars)."""
+_SCALAR_BROADCAST = f"broadcast_dimensions = {i64_array(())}"
+
+
+def widen(em: Emitter, value: Value, shape: tuple[int, ...], like: Aval | None = None) -> Value:
+    """Broadcast a rank-0 operand to ``shape`` (elementwise primitives accept scalars); ``like``: a type of that
+    shape and the operand's dtype that the caller already has (dim names do not matter here)."""
     if value.aval.shape == shape:
         return value
-    aval = Aval(shape, value.aval.dtype)
-    return em.op("stablehlo.broadcast_in_dim", [value], [aval], f"broadcast_dimensions = {i64_array([])}")[0]
+    aval = like if like is not None else Aval(shape, value.aval.dtype)
+    return em.op("stablehlo.broadcast_in_dim", (value,), (aval,), _SCALAR_BROADCAST)[0]
 
 
 def _simple_rule(op_name: str) -> Any:
     full_name = f"stablehlo.{op_name}"
 
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
-        shape = outs[0].shape
+        out = outs[0]
+        shape = out.shape
         for a in args:  # operands mostly have the result's shape already: no list to rebuild then
             if a.aval.shape != shape:
-                args = [a if a.aval.shape == shape else widen(em, a, shape) for a in args]
+                args = [
+                    a if a.aval.shape == shape else widen(em, a, shape, out if a.aval.dtype is out.dtype else None)
+                    for a in args
+                ]
                 break
         return em.op(full_name, args, outs)
 

@@ -44,9 +44,7 @@ def _reduce_rule(prim: Primitive) -> Any:
         (x,) = args
         dtype = x.aval.dtype
         init = em.scalar(_identity(prim, dtype), dtype)
-        scalar = scalar_aval(dtype)
-        combine = _combiner(prim, dtype)
-        body = em.region([scalar, scalar], lambda r, a: r.op(combine, a, [scalar]))
+        body = em.binary_region(_combiner(prim, dtype), scalar_aval(dtype))
         return em.op("stablehlo.reduce", [x, init], outs, f"dimensions = {i64_array(axes)}", [body])
 
     return rule

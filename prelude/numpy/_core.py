@@ -15,7 +15,7 @@ from ...array import as_host_array
 from ...dims import Dim
 from ...program import Program
 from ...staging import dtypes as _dt
-from ...staging.builder import is_staging
+from ...staging.builder import call_at_user_line, is_staging
 from ...staging.errors import DTypeError, ShapeError, StagingError
 from ...staging.ir import Atom, Aval, DimName, Literal, format_dims, scalar_aval
 from ...staging.primitives import structural as S
@@ -36,6 +36,12 @@ def op(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             if is_staging():
+                if not kwargs:
+                    for arg in args:
+                        if type(arg) not in _INERT:
+                            break
+                    else:  # no user code can run inside: find the user's line once for all the op's equations
+                        return call_at_user_line(fn, args)
                 return fn(*args, **kwargs)
             return eager(*args, **kwargs)
         except StagingError as err:  # a primitive's error: say which op the user called
@@ -44,6 +50,10 @@ def op(fn: F) -> F:
             raise _named(exc, name) from exc
 
     return cast(F, wrapper)
+
+
+# Argument types whose use by an op runs library code only (no user callbacks, iterators or dunder methods).
+_INERT: frozenset[type] = frozenset({Traced, WeakTraced, int, float, bool})
 
 
 def _named(exc: Exception, op_name: str) -> Exception:

@@ -39,6 +39,9 @@ def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tu
         a, b = x.atom, y.atom
         if a.aval is b.aval or a.aval == b.aval:
             return wrap(bind(prim, a, b))
+        if a.aval.dtype == b.aval.dtype:  # one dtype (``h + bias``): what elementwise_operands gives then
+            a, b = broadcast_atoms(name, [a, b])
+            return wrap(bind(prim, a, b))
     elif type(x) is Traced and type(y) in _PY_NUMBERS and _dt.is_float(x.aval.dtype):
         # Fast path: a float tensor and a Python number (``lr * g``), which adopts the tensor's dtype and stays a
         # rank-0 operand: what elementwise_operands gives, without its general checks.

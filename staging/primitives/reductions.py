@@ -12,7 +12,7 @@ from ..builder import bind
 from ..errors import DTypeError, ShapeError
 from ..ir import Atom, Aval
 from ..primitive import Primitive
-from ..shapes import check_dtype
+from ..shapes import check_dtype, memoized_shape_rule
 from ..zeros import MaybeZero, Zero
 from . import elementwise as E
 from . import structural as S
@@ -41,6 +41,7 @@ def _make_reduce(name: str, allowed: frozenset[Any], what: str) -> Primitive:
     prim = Primitive(name)
 
     @prim.def_shape
+    @memoized_shape_rule  # runs for every reduction staged (each bias gradient is one)
     def shape(x: Aval, *, axes: tuple[int, ...]) -> Aval:
         check_dtype(name, x, allowed, what)
         return _reduced_aval(name, x, axes)

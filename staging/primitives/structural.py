@@ -112,6 +112,7 @@ reshape_p = Primitive("reshape")
 
 
 @reshape_p.def_shape
+@memoized_shape_rule  # runs for every reshape staged (VJP rules restore dim names with one)
 def _reshape_shape(x: Aval, *, new_sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Aval:
     size = 1
     for n in new_sizes:

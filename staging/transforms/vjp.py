@@ -119,8 +119,9 @@ def vjp_emit(
             for atom, in_ct, is_in_active in zip(eqn.inputs, result, entry.wants, strict=True):
                 # Inactive inputs (literals, constants) take no cotangent; a rule's result is still checked.
                 if in_ct is not None and not isinstance(in_ct, Zero):
-                    if in_ct.aval is not atom.aval:  # conform's check, skipped when the type is the very same
-                        in_ct = conform(f"{eqn.primitive.name} VJP rule", in_ct, atom.aval)
+                    aval = atom.aval  # conform's own check first, without its call and message when types agree
+                    if in_ct.aval is not aval and in_ct.aval != aval:
+                        in_ct = conform(f"{eqn.primitive.name} VJP rule", in_ct, aval)
                     if is_in_active:
                         accumulate(atom, in_ct)
         finally:

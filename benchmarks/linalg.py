@@ -1,0 +1,70 @@
+"""Linear algebra: per-call time of ``tnp.linalg`` functions against NumPy (LAPACK) and jax.jit (LAPACK custom
+calls on CPU), float32, blocking on every result.
+
+On CPU tensorstage calls LAPACK too (potrf, syevd, geqrf/orgqr through jaxlib's kernels, when SciPy is
+installed); ``TENSORSTAGE_LAPACK=0`` measures XLA's own decompositions instead (Householder QR, Jacobi eigh,
+blocked Cholesky). No issue sets a target here. Not part of ``run.py``.
+Usage: python benchmarks/linalg.py
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from _common import interleaved, report, try_jax, us
+
+import tensorstage as ts
+from tensorstage import numpy as tnp
+
+
+def _spd(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    b = rng.standard_normal(shape)
+    return (b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(np.float32)
+
+
+def _block(out: Any) -> Any:
+    for leaf in out if isinstance(out, tuple) else (out,):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return out
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    jax = try_jax()
+    rows = []
+    for n, batch in ((32, 64), (256, 1)):
+        shape = (batch, n, n) if batch > 1 else (n, n)
+        a = _spd(rng, *shape)
+        b = rng.standard_normal((*shape[:-1], 1)).astype(np.float32)
+        cases: list[tuple[str, Callable[..., Any], Callable[..., Any], Callable[[Any], Callable[..., Any]], tuple[Any, ...]]] = [
+            ("cholesky", tnp.linalg.cholesky, np.linalg.cholesky, lambda j: j.numpy.linalg.cholesky, (a,)),
+            ("solve", tnp.linalg.solve, np.linalg.solve, lambda j: j.numpy.linalg.solve, (a, b)),
+            ("qr", tnp.linalg.qr, np.linalg.qr, lambda j: j.numpy.linalg.qr, (a,)),
+            ("eigh", tnp.linalg.eigh, np.linalg.eigh, lambda j: j.numpy.linalg.eigh, (a,)),
+            ("det", tnp.linalg.det, np.linalg.det, lambda j: j.numpy.linalg.det, (a,)),
+        ]
+        for name, ours, numpy_fn, jax_fn, args in cases:
+            program = ts.program(ours)
+            device_args = [ts.asarray(x) for x in args]
+            fns: dict[str, Callable[[], Any]] = {
+                "tensorstage": lambda p=program, d=device_args: _block(p(*d)),
+                "numpy": lambda f=numpy_fn, h=args: f(*h),
+            }
+            if jax is not None:
+                jitted = jax.jit(jax_fn(jax))
+                jax_args = [jax.device_put(x) for x in args]
+                fns["jax.jit"] = lambda f=jitted, d=jax_args: _block(f(*d))
+            best = interleaved(fns, number=5 if n > 100 else 20, rounds=5)
+            row: dict[str, Any] = {"op": name, "shape": "x".join(map(str, shape)), "us": us(best["tensorstage"]),
+                                   "vs_numpy": best["tensorstage"] / best["numpy"]}
+            if "jax.jit" in best:
+                row["vs_jax"] = best["tensorstage"] / best["jax.jit"]
+            rows.append(row)
+    report("linalg: per call, f32", rows)
+
+
+if __name__ == "__main__":
+    main()
