@@ -65,6 +65,18 @@ def register_pytree_node(
 _PLAIN_LEAF_TYPES: set[type] = set()
 
 
+_LEAF_TUPLES: dict[int, TreeDef] = {}  # the TreeDef of a tuple of n leaves (equal values: one is shared)
+
+
+def _leaf_tuple(n: int) -> TreeDef:
+    treedef = _LEAF_TUPLES.get(n)
+    if treedef is None:
+        treedef = _new_treedef(("tuple", None, (LEAF,) * n))
+        if n <= 64:
+            _LEAF_TUPLES[n] = treedef
+    return treedef
+
+
 def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None) -> TreeDef:
     if is_leaf is not None and is_leaf(tree):
         leaves.append(tree)
@@ -79,6 +91,15 @@ def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None
             # Fast path (parameter lists of (w, b) pairs): every child a known plain leaf, checked in one C call.
             leaves.extend(tree)
             return _new_treedef((name, None, (LEAF,) * len(tree)))
+        if is_leaf is None:  # children that are tuples of known plain leaves ((w, b) pairs) without a call each
+            nodes: list[TreeDef] = []
+            for c in tree:
+                if type(c) is tuple and _PLAIN_LEAF_TYPES.issuperset(map(type, c)):
+                    leaves.extend(c)
+                    nodes.append(_leaf_tuple(len(c)))
+                else:
+                    nodes.append(_flatten(c, leaves, None))
+            return _new_treedef((name, None, tuple(nodes)))
         return _new_treedef((name, None, tuple([_flatten(c, leaves, is_leaf) for c in tree])))
     if kind is dict:
         keys = tuple(sorted(tree))

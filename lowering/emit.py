@@ -30,6 +30,13 @@ _new_value: Callable[[tuple[str, Aval, str]], Value] = functools.partial(tuple._
 
 LoweringRule = Callable[..., Sequence[Value]]
 LOWERINGS: dict[Primitive, LoweringRule] = {}
+# Primitives of one result whose lowering broadcasts every rank-0 operand to the result's shape (the elementwise
+# family): a rank-0 literal operand of theirs is emitted as one splat constant of that shape instead of a scalar
+# constant and a ``broadcast_in_dim`` (XLA reads both alike; the module is shorter).
+SPLAT_SCALAR_OPERANDS: set[Primitive] = set()
+# Elementwise primitives whose lowering, when every operand already has the result's shape, is exactly
+# ``em.op(name, operands, results)``: the op's name. ``graph_body`` writes those lines itself (most equations).
+PLAIN_OPS: dict[Primitive, str] = {}
 
 
 def lowers(*primitives: Primitive) -> Callable[[LoweringRule], LoweringRule]:
@@ -51,6 +58,8 @@ _I64_TEXT: dict[tuple[int, ...], str] = {}
 # ``value = dense<...>`` texts of small constants (scalars: literals, reduction inits) by shape, dtype and bytes.
 _SMALL_CONSTANT = 16
 _CONSTANT_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any], bytes], str] = {}
+# ``value = dense<X> : tensor<...>`` texts of splat constants by full shape, dtype and the one element's bytes.
+_SPLAT_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any], bytes], str] = {}
 
 
 def tensor_type(aval: Aval) -> str:
@@ -103,9 +112,11 @@ def _loc_text(loc: SourceLoc | None) -> str:
     return text
 
 
-def dense_attr(array: np.ndarray[Any, Any], aval: Aval) -> str:
-    """A ``dense<...>`` attribute; hex for numbers (exact for every float incl. nan/inf), words for bools."""
-    ttype = tensor_type(aval)
+def dense_attr(array: np.ndarray[Any, Any], aval: Aval, ttype: str | None = None) -> str:
+    """A ``dense<...>`` attribute; hex for numbers (exact for every float incl. nan/inf), words for bools.
+    ``ttype``: the attribute's type when it is not ``aval``'s (a rank-0 ``array`` splat over that type)."""
+    if ttype is None:
+        ttype = tensor_type(aval)
     if aval.dtype == dtypes.BOOL:
         flat = array.reshape(-1)
         if not flat.size:
@@ -125,6 +136,9 @@ def _nested_bools(array: np.ndarray[Any, Any]) -> str:
     if array.ndim == 0:
         return "true" if array else "false"
     return "[" + ", ".join(_nested_bools(a) for a in array) + "]"
+
+
+_SCALAR_BROADCAST = "broadcast_dimensions = array<i64>"
 
 
 class Emitter:
@@ -217,6 +231,25 @@ class Emitter:
     def scalar(self, value: float | int | bool, dtype: np.dtype[Any]) -> Value:
         return self.constant(np.asarray(value, dtype=dtype), scalar_aval(dtype))
 
+    def splat(self, scalar: np.ndarray[Any, Any], aval: Aval) -> Value:
+        """The rank-0 ``scalar`` broadcast to ``aval`` (of the scalar's dtype): one splat constant, or a scalar
+        constant and a ``broadcast_in_dim`` where ``aval`` has no elements."""
+        shape = aval.shape
+        if not shape or 0 in shape:
+            value = self.constant(scalar, scalar_aval(aval.dtype))
+            if not shape:
+                return value
+            return self.op("stablehlo.broadcast_in_dim", (value,), (aval,), _SCALAR_BROADCAST)[0]
+        data = scalar if scalar.dtype is aval.dtype else np.asarray(scalar, dtype=aval.dtype)
+        key = (shape, aval.dtype, data.tobytes())
+        props = _SPLAT_TEXT.get(key)
+        if props is None:
+            props = f"value = {dense_attr(data, scalar_aval(aval.dtype), tensor_type(aval))}"
+            if len(_SPLAT_TEXT) >= _TEXT_CACHE_LIMIT:
+                _SPLAT_TEXT.clear()
+            _SPLAT_TEXT[key] = props
+        return self.op("stablehlo.constant", (), (aval,), props)[0]
+
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
         inner = Emitter(self.counter, self.indent + "    ", self.platform)
         inner.loc = self.loc
@@ -245,6 +278,13 @@ class Emitter:
         get = env.get
         saved = self.loc
         lowerings = LOWERINGS
+        splats = SPLAT_SCALAR_OPERANDS
+        plain_ops = PLAIN_OPS
+        counter = self.counter
+        append = self.lines.append
+        indent = self.indent
+        types = _TYPE_TEXT
+        new_value = _new_value
         locs = _LOC_TEXT
         last_loc: object = graph  # no equation's location: the first equation sets ``self.loc``
         for eqn in graph.eqns:
@@ -255,12 +295,43 @@ class Emitter:
             # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
             # constant located, like the op, at this equation's line.
             ins: list[Value | None] = list(map(get, eqn.inputs))
+            outputs = eqn.outputs
             if None in ins:
-                ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
+                if eqn.primitive in splats and len(outputs) == 1 and outputs[0].aval.shape:
+                    ins = self._splat_literals(eqn.inputs, ins, env, outputs[0].aval)
+                else:
+                    ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
+            plain = plain_ops.get(eqn.primitive)
+            if plain is not None and len(outputs) == 1:
+                # ``self.op(plain, ins, (aval,))`` written out for operands of the result's shape (one or two).
+                aval = outputs[0].aval
+                shape = aval.shape
+                n = len(ins)
+                if n == 2:
+                    a, b = ins
+                    if a.aval.shape == shape and b.aval.shape == shape:  # type: ignore[union-attr]
+                        counter[0] += 1
+                        head = f"%{counter[0]}"
+                        result_type = types.get((shape, aval.dtype)) or tensor_type(aval)
+                        append(
+                            f'{indent}{head} = "{plain}"({a.name}, {b.name}) : '  # type: ignore[union-attr]
+                            f"({a.type}, {b.type}) -> {result_type} {self.loc}"  # type: ignore[union-attr]
+                        )
+                        env[outputs[0]] = new_value((head, aval, result_type))
+                        continue
+                elif n == 1 and ins[0].aval.shape == shape:  # type: ignore[union-attr]
+                    a = ins[0]
+                    counter[0] += 1
+                    head = f"%{counter[0]}"
+                    result_type = types.get((shape, aval.dtype)) or tensor_type(aval)
+                    append(
+                        f'{indent}{head} = "{plain}"({a.name}) : ({a.type}) -> {result_type} {self.loc}'  # type: ignore[union-attr]
+                    )
+                    env[outputs[0]] = new_value((head, aval, result_type))
+                    continue
             rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
-            outputs = eqn.outputs
             if len(outputs) == 1:
                 outs = rule(self, ins, (outputs[0].aval,), **eqn.params)
                 if len(outs) == 1:
@@ -272,6 +343,21 @@ class Emitter:
                 env[var] = val
         self.loc = saved
         return [self.atom(a, env) for a in graph.outputs]
+
+    def _splat_literals(
+        self, atoms: Sequence[Atom], ins: list[Value | None], env: dict[Atom, Value], out: Aval
+    ) -> list[Value | None]:
+        """Operands of an equation of ``SPLAT_SCALAR_OPERANDS`` whose result is ``out`` (not rank 0): rank-0
+        literals become splat constants of the result's shape, located like the op at this equation's line."""
+        result: list[Value | None] = []
+        for v, a in zip(ins, atoms):
+            if v is None:
+                if isinstance(a, Literal) and not a.aval.shape:
+                    v = self.splat(a.value, out if a.aval.dtype is out.dtype else Aval(out.shape, a.aval.dtype))
+                else:
+                    v = self.atom(a, env)
+            result.append(v)
+        return result
 
     def atom(self, atom: Atom, env: dict[Atom, Value]) -> Value:
         if isinstance(atom, Literal):

@@ -10,7 +10,7 @@ import numpy as np
 from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import elementwise as E
-from ..emit import Emitter, Value, i64_array, lowers
+from ..emit import PLAIN_OPS, SPLAT_SCALAR_OPERANDS, Emitter, Value, i64_array, lowers
 
 _SIMPLE = {
     E.add_p: "add", E.sub_p: "subtract", E.mul_p: "multiply", E.div_p: "divide", E.rem_p: "remainder",
@@ -57,6 +57,8 @@ def _simple_rule(op_name: str) -> Any:
 
 for _prim, _name in _SIMPLE.items():
     lowers(_prim)(_simple_rule(_name))
+    SPLAT_SCALAR_OPERANDS.add(_prim)
+    PLAIN_OPS[_prim] = f"stablehlo.{_name}"
 
 
 def _unsigned_aware(prim: Any, op_name: str) -> None:
@@ -69,7 +71,7 @@ def _unsigned_aware(prim: Any, op_name: str) -> None:
             return signed_rule(em, args, outs)  # type: ignore[no-any-return]
         if prim is E.abs_p:
             return [x]
-        nonzero = compare(em, x, widen(em, em.scalar(0, x.aval.dtype), x.aval.shape), "NE")
+        nonzero = compare(em, x, em.splat(np.asarray(0, x.aval.dtype), Aval(x.aval.shape, x.aval.dtype)), "NE")
         return em.op("stablehlo.convert", [nonzero], outs)
 
     lowers(prim)(rule)
@@ -106,6 +108,7 @@ def _compare_rule(direction: str) -> Any:
 
 for _prim, _direction in _COMPARISONS.items():
     lowers(_prim)(_compare_rule(_direction))
+    SPLAT_SCALAR_OPERANDS.add(_prim)
 
 
 @lowers(E.clamp_p)
@@ -120,7 +123,7 @@ def _clamp(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Val
 def _convert(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, new_dtype: Any) -> list[Value]:
     (x,) = args
     if new_dtype == dtypes.BOOL and x.aval.dtype != dtypes.BOOL:
-        zero = widen(em, em.scalar(0, x.aval.dtype), x.aval.shape)
+        zero = em.splat(np.asarray(0, x.aval.dtype), Aval(x.aval.shape, x.aval.dtype))
         return [compare(em, x, zero, "NE")]
     return em.op("stablehlo.convert", [x], outs)
 
@@ -130,7 +133,7 @@ def _integer_pow(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, y:
     (x,) = args
     aval = outs[0]
     if y == 0:
-        return [widen(em, em.scalar(1, aval.dtype), aval.shape)]
+        return [em.splat(np.asarray(1, aval.dtype), aval)]
     result: Value | None = None
     base = x
     n = abs(y)
@@ -142,6 +145,6 @@ def _integer_pow(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, y:
             base = em.op("stablehlo.multiply", [base, base], [aval])[0]
     assert result is not None
     if y < 0:
-        one = widen(em, em.scalar(1, aval.dtype), aval.shape)
+        one = em.splat(np.asarray(1, aval.dtype), aval)
         result = em.op("stablehlo.divide", [one, result], [aval])[0]
     return [result]
