@@ -37,6 +37,11 @@ SPLAT_SCALAR_OPERANDS: set[Primitive] = set()
 # Elementwise primitives whose lowering, when every operand already has the result's shape, is exactly
 # ``em.op(name, operands, results)``: the op's name. ``graph_body`` writes those lines itself (most equations).
 PLAIN_OPS: dict[Primitive, str] = {}
+# Primitives of one or two operands and one result whose lowering is exactly ``em.op(name, operands, results, props)``,
+# with ``props`` a function of the equation's params alone: the op's name and that function, which returns None
+# when it has no text at hand (the rule then runs). ``graph_body`` writes those lines itself (``dot_general``,
+# ``broadcast_in_dim``).
+PROPS_OPS: dict[Primitive, tuple[str, Callable[[Any], str | None]]] = {}
 
 
 def lowers(*primitives: Primitive) -> Callable[[LoweringRule], LoweringRule]:
@@ -92,6 +97,11 @@ def i64_array(values: Sequence[int]) -> str:
                 _I64_TEXT.clear()
             _I64_TEXT[values] = text
     return text
+
+
+def cached_i64_array(values: Any) -> str | None:
+    """``i64_array(values)`` when its text is already cached (``values`` a tuple), else None."""
+    return _I64_TEXT.get(values) if type(values) is tuple else None
 
 
 def int_list(values: Sequence[int]) -> str:
@@ -280,6 +290,7 @@ class Emitter:
         lowerings = LOWERINGS
         splats = SPLAT_SCALAR_OPERANDS
         plain_ops = PLAIN_OPS
+        props_ops = PROPS_OPS
         counter = self.counter
         append = self.lines.append
         indent = self.indent
@@ -329,6 +340,37 @@ class Emitter:
                     )
                     env[outputs[0]] = new_value((head, aval, result_type))
                     continue
+            else:
+                direct = props_ops.get(eqn.primitive)
+                if direct is not None and len(outputs) == 1:
+                    props = direct[1](eqn.params)
+                    if props is not None:
+                        # ``self.op(name, ins, (aval,), props)`` written out for one or two operands.
+                        n = len(ins)
+                        if n == 2:
+                            a, b = ins
+                            aval = outputs[0].aval
+                            counter[0] += 1
+                            head = f"%{counter[0]}"
+                            result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
+                            append(
+                                f'{indent}{head} = "{direct[0]}"({a.name}, {b.name}) <{{{props}}}> : '  # type: ignore[union-attr]
+                                f"({a.type}, {b.type}) -> {result_type} {self.loc}"  # type: ignore[union-attr]
+                            )
+                            env[outputs[0]] = new_value((head, aval, result_type))
+                            continue
+                        if n == 1:
+                            a = ins[0]
+                            aval = outputs[0].aval
+                            counter[0] += 1
+                            head = f"%{counter[0]}"
+                            result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
+                            append(
+                                f'{indent}{head} = "{direct[0]}"({a.name}) <{{{props}}}> : '  # type: ignore[union-attr]
+                                f"({a.type}) -> {result_type} {self.loc}"  # type: ignore[union-attr]
+                            )
+                            env[outputs[0]] = new_value((head, aval, result_type))
+                            continue
             rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
@@ -353,7 +395,22 @@ class Emitter:
         for v, a in zip(ins, atoms):
             if v is None:
                 if isinstance(a, Literal) and not a.aval.shape:
-                    v = self.splat(a.value, out if a.aval.dtype is out.dtype else Aval(out.shape, a.aval.dtype))
+                    data = a.value
+                    if a.aval.dtype is out.dtype and data.dtype is out.dtype and 0 not in out.shape:
+                        # ``self.splat(data, out)`` written out for a literal of the result's dtype (most).
+                        props = _SPLAT_TEXT.get((out.shape, out.dtype, data.tobytes()))
+                        if props is not None:
+                            counter = self.counter
+                            counter[0] += 1
+                            head = f"%{counter[0]}"
+                            result_type = _TYPE_TEXT.get((out.shape, out.dtype)) or tensor_type(out)
+                            self.lines.append(
+                                f'{self.indent}{head} = "stablehlo.constant"() <{{{props}}}> : () -> {result_type} '
+                                f"{self.loc}"
+                            )
+                            result.append(_new_value((head, out, result_type)))
+                            continue
+                    v = self.splat(data, out if a.aval.dtype is out.dtype else Aval(out.shape, a.aval.dtype))
                 else:
                     v = self.atom(a, env)
             result.append(v)

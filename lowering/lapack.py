@@ -1,4 +1,5 @@
-"""LAPACK kernels for the CPU lowering of cholesky, eigh and qr (``potrf``, ``syevd``, ``geqrf``/``orgqr``).
+"""LAPACK kernels for the CPU lowering of cholesky, eigh, qr, svd, solve and slogdet (``potrf``, ``syevd``,
+``geqrf``/``orgqr``, ``gesdd``, ``getrf`` and ``trsm``).
 
 jaxlib ships typed-FFI custom-call targets for LAPACK (``jaxlib.cpu._lapack``: ``lapack_spotrf_ffi``, ...) whose
 ``initialize()`` binds them to the LAPACK in SciPy (``scipy.linalg.cython_lapack``). When both import, the CPU
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 # The kernels used, without the dtype letter: ``lapack_{s,d}<name>_ffi``.
-KERNELS = ("potrf", "syevd", "geqrf", "orgqr")
+KERNELS = ("potrf", "syevd", "geqrf", "orgqr", "gesdd", "getrf", "trsm")
 _PREFIX: dict[np.dtype[Any], str] = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 
 _lock = threading.RLock()  # re-entered by the self-test, whose lowering asks ``available()`` again
@@ -92,6 +93,67 @@ def _kernels_agree_with_numpy() -> bool:
             if not (np.allclose(low, np.tril(low)) and np.all(np.diff(w) >= 0) and np.allclose(r, np.triu(r))):
                 return False
     except Exception:  # a kernel that does not compile or run here: XLA's expansion
+        return False
+    return _svd_agrees_with_numpy() and _lu_agrees_with_numpy()
+
+
+def _svd_agrees_with_numpy() -> bool:
+    """``gesdd`` (svd's only lowering) on a wide 3x4 matrix per dtype: the factors reproduce it, s descends."""
+    from ..staging.builder import building
+    from ..staging.ir import Aval, Var
+    from ..staging.primitives import svd as SV
+    from . import backend, emit, runtime
+
+    try:
+        device = backend.cpu_client().devices()[0]
+        for dtype in _PREFIX:
+            a = np.random.default_rng(1).standard_normal((3, 4)).astype(dtype)
+            x = Var(Aval((3, 4), dtype))
+            with building() as builder:
+                graph = builder.graph([x], list(SV.svd(x)))
+            executable = backend.compile_module(emit.module_text(graph, "lapack_svd_test", platform="cpu"), [device])
+            handlers = [runtime.result_handler(o.shape, o.dtype, device) for o in graph.out_avals]
+            outs = runtime.execute(executable, [runtime.device_put(a, device)], handlers)
+            u, s, vh = (runtime.to_host(o, dtype).astype(np.float64) for o in outs)
+            tolerance = 1e-4 if dtype == np.float32 else 1e-10
+            if not (np.allclose((u * s) @ vh, a, rtol=tolerance, atol=tolerance) and np.all(np.diff(s) <= 0)):
+                return False
+    except Exception:
+        return False
+    return True
+
+
+def _lu_agrees_with_numpy() -> bool:
+    """``getrf`` (through solve and slogdet) on a 3x3 matrix per dtype whose LU must pivot: ``a x = b`` and
+    ``aᵀ y = b`` hold and the sign and log|det| are NumPy's."""
+    from ..staging.builder import building
+    from ..staging.ir import Aval, Var
+    from ..staging.primitives import decompositions as D
+    from . import backend, emit, runtime
+
+    try:
+        device = backend.cpu_client().devices()[0]
+        a64 = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5], [-2.0, 5.0, 1.0]])  # LU of aᵀ swaps rows at both steps
+        for dtype in _PREFIX:
+            a, b = a64.astype(dtype), np.arange(6.0).reshape(3, 2).astype(dtype)
+            x, y = Var(Aval((3, 3), dtype)), Var(Aval((3, 2), dtype))
+            with building() as builder:
+                outs = [D.solve(x, y), D.solve(x, y, transpose_a=True), *D.slogdet(x)]
+                graph = builder.graph([x, y], outs)
+            executable = backend.compile_module(emit.module_text(graph, "lapack_lu_test", platform="cpu"), [device])
+            handlers = [runtime.result_handler(o.shape, o.dtype, device) for o in graph.out_avals]
+            results = runtime.execute(executable, [runtime.device_put(v, device) for v in (a, b)], handlers)
+            solved, solved_t, sign, logdet = (runtime.to_host(o, dtype).astype(np.float64) for o in results)
+            tolerance = 1e-4 if dtype == np.float32 else 1e-10
+            sign_np, logdet_np = np.linalg.slogdet(a64)
+            checks = (
+                np.allclose(a64 @ solved, b, rtol=tolerance, atol=tolerance),
+                np.allclose(a64.T @ solved_t, b, rtol=tolerance, atol=tolerance),
+                sign == sign_np and abs(logdet - logdet_np) < tolerance,
+            )
+            if not all(checks):
+                return False
+    except Exception:
         return False
     return True
 

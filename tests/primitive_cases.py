@@ -272,6 +272,28 @@ def _eigh_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, canonical_eigenvectors(v)
 
 
+def _swapped(a_shape: tuple[int, ...], *rest: tuple[int, ...]) -> Maker:
+    """Well-conditioned matrices with two rows swapped (negative determinants; LU has to pivot) and normal
+    right-hand sides of shapes ``rest``."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        n = a_shape[-1]
+        a = rng.standard_normal(a_shape) + (n + 1) * np.eye(n)
+        a[..., [0, n - 1], :] = a[..., [n - 1, 0], :]
+        return [a.astype(dtype), *(rng.standard_normal(r).astype(dtype) for r in rest)]
+
+    return make
+
+
+def _solve_ref(a: np.ndarray, b: np.ndarray, *, transpose_a: bool) -> np.ndarray:
+    return np.linalg.solve(np.swapaxes(a, -1, -2) if transpose_a else a, b)
+
+
+def _slogdet_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    sign, logdet = np.linalg.slogdet(a)
+    return sign, logdet
+
+
 CASES.update({
     "cholesky": [Case(_spd(3, 3), lambda a: np.linalg.cholesky(_sym_lower(a))),
                  Case(_spd(2, 4, 4), lambda a: np.linalg.cholesky(_sym_lower(a)), label="batched")],
@@ -288,8 +310,43 @@ CASES.update({
            Case(normal(2, 3), _qr_ref, {"full_matrices": False}, dtypes=("float32",), label="wide")],
     "eigh": [Case(normal(4, 4), _eigh_ref, label="reads the lower triangle"),
              Case(_spd(2, 3, 3), _eigh_ref, label="batched")],
+    "solve": [Case(_solve_operands((3, 3), (3, 2)), _solve_ref, {"transpose_a": False}),
+              Case(_solve_operands((2, 4, 4), (2, 4, 3)), _solve_ref, {"transpose_a": True},
+                   label="transposed batched"),
+              Case(_swapped((4, 4), (4, 1)), _solve_ref, {"transpose_a": False}, label="pivoting")],
+    "slogdet": [Case(_swapped((3, 3)), _slogdet_ref, label="negative"),
+                Case(_swapped((2, 4, 4)), _slogdet_ref, label="batched")],
 })
 
 
 # Cases for slicing.py and gather_scatter.py live in their own module, which adds them to CASES when imported.
 import slicing_cases  # noqa: E402,F401
+
+
+def canonical_svd(u: np.ndarray, s: np.ndarray, vh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """tensorstage's SVD sign convention: each column of ``u`` has its largest-magnitude component positive, the
+    matching row of ``vh`` follows; rows of ``vh`` beyond ``min(M, N)`` get the rule on their own."""
+    k = s.shape[-1]
+    u_signs = np.sign(np.take_along_axis(u, np.argmax(np.abs(u), axis=-2)[..., None, :], axis=-2))[..., 0, :]
+    v_signs = np.sign(np.take_along_axis(vh, np.argmax(np.abs(vh), axis=-1)[..., :, None], axis=-1))[..., 0]
+    v_signs = np.concatenate([u_signs[..., :k], v_signs[..., k:]], axis=-1)
+    return u * u_signs[..., None, :], s, vh * v_signs[..., :, None]
+
+
+def _svd_ref(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> tuple[np.ndarray, ...]:
+    if not compute_uv:
+        return (np.linalg.svd(a, compute_uv=False),)
+    return canonical_svd(*np.linalg.svd(a, full_matrices=full_matrices))
+
+
+_REDUCED = {"full_matrices": False, "compute_uv": True}
+CASES.update({
+    "svd": [Case(normal(4, 3), _svd_ref, _REDUCED, label="tall"),
+            Case(normal(2, 3, 4), _svd_ref, _REDUCED, label="wide batched"),
+            Case(normal(3, 3), _svd_ref, {"full_matrices": True, "compute_uv": True}, label="square complete"),
+            Case(normal(4, 2), _svd_ref, {"full_matrices": True, "compute_uv": True}, dtypes=("float32",),
+                 label="tall complete"),
+            Case(normal(2, 5), _svd_ref, {"full_matrices": True, "compute_uv": True}, dtypes=("float32",),
+                 label="wide complete"),
+            Case(normal(3, 4), _svd_ref, {"full_matrices": False, "compute_uv": False}, label="values only")],
+})

@@ -4,6 +4,7 @@ B Bᵀ + n I, general ones have a large diagonal), so compiles stay short and to
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
@@ -250,7 +251,14 @@ def test_dim_names_must_agree() -> None:
 
 # ------------------------------------------------------------------------ LAPACK (CPU) and XLA's expansion
 
-needs_lapack = pytest.mark.skipif(not lapack.available(), reason="jaxlib's LAPACK kernels or SciPy missing")
+# Skipped only without SciPy (jaxlib's LAPACK kernels bind to it). With SciPy the LAPACK path must be on: a kernel
+# failing its self-test would otherwise turn these tests into silent skips.
+needs_lapack = pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")
+
+
+@needs_lapack
+def test_lapack_kernels_pass_their_self_test() -> None:
+    assert lapack.available()
 
 
 def both_paths(f: Any, *args: Any) -> tuple[Any, Any]:
@@ -337,3 +345,106 @@ def test_qr_paths_agree(shape: tuple[int, ...], rng: np.random.Generator) -> Non
     (q_x, r_x), (qc_x, rc_x), det_x = with_xla
     for got, xla in ((q, q_x), (r, r_x), (qc, qc_x), (rc, rc_x), (det, det_x)):
         np.testing.assert_allclose(np.asarray(got), np.asarray(xla), **F64)
+
+
+def swapped(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """General matrices with their first and last rows swapped: negative determinants, and LU must pivot."""
+    a = general(rng, *shape)
+    a[..., [0, -1], :] = a[..., [-1, 0], :]
+    return a
+
+
+SOLVERS = lambda a, b, v: (  # noqa: E731
+    LA.solve(a, b), LA.solve(a[0], v), LA.inv(a), LA.det(a), LA.slogdet(a), LA.matrix_power(a, -2)
+)
+
+
+@needs_lapack
+def test_solve_and_slogdet_use_getrf_on_cpu_only(rng: np.random.Generator) -> None:
+    a, b = general(rng, 2, 3, 3), rng.standard_normal((2, 3, 1))
+    staged = ts.program(lambda a, b: (LA.solve(a, b), LA.slogdet(a), LA.det(a))).stage(a, b)
+    cpu = staged.stablehlo()
+    assert "lapack_dgetrf_ffi" in cpu and "lapack_dtrsm_ffi" in cpu and "triangular_solve" not in cpu
+    assert '"Qr"' not in cpu and "lapack_dgeqrf_ffi" not in cpu
+    gpu = staged.stablehlo("gpu")
+    assert "lapack" not in gpu and '"Qr"' in gpu
+    f32 = ts.program(lambda a: LA.inv(a)).stage(a.astype(np.float32)).stablehlo()
+    assert "lapack_sgetrf_ffi" in f32
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lu_and_qr_paths_agree_with_numpy(dtype: type, rng: np.random.Generator) -> None:
+    a64 = swapped(rng, 3, 5, 5)
+    a64[1] = general(rng, 5, 5)  # one matrix without a forced swap
+    a = a64.astype(dtype)
+    b, v = rng.standard_normal((3, 5, 2)).astype(dtype), rng.standard_normal(5).astype(dtype)
+    wide = a.astype(np.float64)
+    sign_np, logdet_np = np.linalg.slogdet(wide)
+    expected = (
+        np.linalg.solve(wide, b), np.linalg.solve(wide[0], v), np.linalg.inv(wide), np.linalg.det(wide),
+        sign_np, logdet_np, np.linalg.matrix_power(wide, -2),
+    )
+    tol = F64 if dtype == np.float64 else {"rtol": 2e-4, "atol": 2e-4}
+    for outs in both_paths(SOLVERS, a, b, v):
+        solve, vector, inv, det, (sign, logdet), power = outs
+        got = (solve, vector, inv, det, sign, logdet, power)
+        for g, e in zip(got, expected):
+            assert np.asarray(g).dtype == dtype
+            np.testing.assert_allclose(np.asarray(g), e, **tol)
+        np.testing.assert_array_equal(np.asarray(sign), sign_np)
+        assert (sign_np < 0).any() and (sign_np > 0).any()
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_singular_matrices_on_both_paths(dtype: type, rng: np.random.Generator) -> None:
+    a = general(rng, 3, 4, 4)
+    a[1, 2] = 0  # exactly singular in any rounding: a zero row, and a matrix of ones
+    a[2] = np.ones((4, 4))
+    a = a.astype(dtype)
+    (det, (sign, logdet)), (det_x, (sign_x, logdet_x)) = both_paths(lambda a: (LA.det(a), LA.slogdet(a)), a)
+    sign_np, logdet_np = np.linalg.slogdet(a.astype(np.float64))
+    # LAPACK's LU meets an exact zero pivot: NumPy's answer exactly.
+    np.testing.assert_array_equal(np.asarray(sign), [sign_np[0], 0, 0])
+    np.testing.assert_array_equal(np.asarray(logdet)[1:], -np.inf)
+    np.testing.assert_array_equal(np.asarray(det)[1:], 0)
+    # QR leaves rounding noise on R's diagonal: a tiny determinant instead.
+    tiny = -30 if dtype == np.float64 else -10
+    assert (np.asarray(logdet_x)[1:] < tiny).all() and (np.abs(np.asarray(det_x)[1:]) < np.exp(tiny)).all()
+    for s, l, d in ((sign, logdet, det), (sign_x, logdet_x, det_x)):
+        assert float(np.asarray(s)[0]) == sign_np[0]
+        np.testing.assert_allclose(np.asarray(l)[0], logdet_np[0], rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(d)[0], np.linalg.det(a[0].astype(np.float64)), rtol=1e-5)
+
+
+@needs_lapack
+def test_lu_and_qr_derivatives_agree(rng: np.random.Generator) -> None:
+    f = SCALAR_FUNCTIONS
+    a, t = swapped(rng, 3, 3), rng.standard_normal((3, 3))
+    names = ("det", "slogdet", "solve", "inv")
+
+    def run(a: Any, t: Any) -> Any:
+        return [(ts.grad(f[n])(a), ts.jvp(f[n], (a,), (t,))[1]) for n in names]
+
+    with_lapack, with_xla = both_paths(run, a, t)
+    for got, xla in zip(with_lapack, with_xla):
+        for g, e in zip(got, xla):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(np.asarray(with_lapack[1][0]), np.linalg.inv(a).T, **F64)  # grad log|det| = A⁻ᵀ
+
+
+@needs_lapack
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_solve_primitive_transposed_on_both_paths(transpose_a: bool, rng: np.random.Generator) -> None:
+    from tensorstage.staging.primitives import decompositions as D
+    from tensorstage.tensor import Traced
+
+    a, b = swapped(rng, 2, 4, 4), rng.standard_normal((2, 4, 3))
+    expected = np.linalg.solve(np.swapaxes(a, -1, -2) if transpose_a else a, b)
+
+    def f(a: Any, b: Any) -> Any:
+        return Traced(D.solve(tnp.asarray(a).atom, tnp.asarray(b).atom, transpose_a=transpose_a))
+
+    for x in both_paths(f, a, b):
+        np.testing.assert_allclose(np.asarray(x), expected, **F64)

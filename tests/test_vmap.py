@@ -132,6 +132,9 @@ CASES: dict[str, list[Case]] = {
     "concatenate": [Case(ops(normal(2, 3), normal(4, 3), normal(1, 3)), {"dimension": 0})],
     "pad": [Case(ops(normal(3, 4), normal()), {"padding_config": ((1, 2, 1), (0, -1, 0))})],
     "sort": [Case(ops(normal(3, 4), ints(3, 4)), {"dimension": 1})],
+    "svd": [Case(ops(normal(4, 3)), {"full_matrices": False, "compute_uv": True}),
+            Case(ops(normal(2, 5)), {"full_matrices": True, "compute_uv": True}),
+            Case(ops(normal(3, 3)), {"full_matrices": False, "compute_uv": False})],
     # decompositions (staging/primitives/decompositions.py)
     "cholesky": [Case(ops(spd(3)))],
     "triangular_solve": [
@@ -142,6 +145,9 @@ CASES: dict[str, list[Case]] = {
     ],
     "qr": [Case(ops(normal(4, 3)), {"full_matrices": False})],
     "eigh": [Case(ops(spd(3)))],
+    "solve": [Case(ops(diagonal_heavy(3, 3), normal(3, 2)), {"transpose_a": False}),
+              Case(ops(diagonal_heavy(4, 4), normal(4, 1)), {"transpose_a": True})],
+    "slogdet": [Case(ops(diagonal_heavy(3, 3)))],
 }
 
 

@@ -1,4 +1,4 @@
-"""StableHLO for cholesky, triangular_solve, qr and eigh.
+"""StableHLO for cholesky, triangular_solve, qr, eigh, solve and slogdet.
 
 XLA expands these itself on every backend: ``stablehlo.cholesky`` and ``stablehlo.triangular_solve`` are ops;
 QR is the ``Qr`` custom call (Householder, LAPACK's packed ``geqrf`` layout: R above the diagonal, reflectors
@@ -10,6 +10,12 @@ On CPU, when jaxlib's LAPACK kernels and SciPy are available (``lowering/lapack.
 call LAPACK's ``potrf``, ``syevd`` and ``geqrf``/``orgqr`` instead (typed-FFI custom calls, batched over
 leading axes), with the same semantics: the lower triangle read, NaNs where the factorization fails, the same
 eigenvector signs. triangular_solve stays XLA's (LAPACK's trsm measured only 1.2-1.4x faster for matrices).
+
+solve and slogdet pick their factorization here (staging is platform-agnostic): LAPACK's LU (``getrf``, partial
+pivoting, as NumPy) on CPU, then a row permutation (a short while loop turns the pivots into gather indices) and
+LAPACK's ``trsm`` on the packed factors (XLA's triangular solve measured several times slower on batches of
+vectors); elsewhere (GPU, no SciPy, ``TENSORSTAGE_LAPACK=0``) the QR lowering above, ``A⁻¹B = R⁻¹QᵀB`` and
+``det A = det(Q) · prod(diag R)``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import decompositions as D
 from .. import lapack
-from ..emit import Emitter, Value, i64_array, lowers, tensor_type
+from ..emit import Emitter, Value, i64_array, int_list, lowers, tensor_type
 from .elementwise import compare, widen
 
 
@@ -88,19 +94,25 @@ def _layout(rank: int, column_major: bool) -> str:
 
 def _lapack_call(
     em: Emitter, target: str, operands: Sequence[Value], results: Sequence[Aval], column_major: bool = False,
-    **chars: str,
+    alias: int = 0, majors: Sequence[bool] | None = None, **chars: str,
 ) -> list[Value]:
     """``target`` (a typed-FFI LAPACK kernel, batched over leading axes) on ``operands``, its first result
-    aliasing the first operand; ``chars`` are its one-character options (``uplo = "U"``). Matrices are passed
-    column major or, by default, row major: LAPACK then sees each matrix transposed, which the callers use."""
+    aliasing operand ``alias``; ``chars`` are its one-character options (``uplo = "U"``). Matrices are passed
+    column major or, by default, row major: LAPACK then sees each matrix transposed, which the callers use
+    (the kernels take a matrix's sizes from its shape, so only square ones can be passed transposed).
+    ``majors`` says per operand, then per result, whether it is column major (default: ``column_major`` for
+    every value of the first operand's rank)."""
     rank = operands[0].aval.ndim
+    avals = [*(v.aval for v in operands), *results]
+    cols = list(majors) if majors is not None else [column_major and a.ndim == rank for a in avals]
+    layouts = [_layout(a.ndim, c) for a, c in zip(avals, cols)]
     config = ", ".join(f"{k} = {ord(v)} : ui8" for k, v in sorted(chars.items()))
     props = (
         f'api_version = 1 : i32, backend_config = "", call_target_name = "{target}", '
-        f"operand_layouts = [{', '.join(_layout(v.aval.ndim, column_major and v.aval.ndim == rank) for v in operands)}], "
+        f"operand_layouts = [{', '.join(layouts[: len(operands)])}], "
         "output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = "
-        f"[{'0' if len(results) > 1 else ''}], operand_index = 0, operand_tuple_indices = []>], "
-        f"result_layouts = [{', '.join(_layout(r.ndim, column_major and r.ndim == rank) for r in results)}]"
+        f"[{'0' if len(results) > 1 else ''}], operand_index = {alias}, operand_tuple_indices = []>], "
+        f"result_layouts = [{', '.join(layouts[len(operands):])}]"
     )
     types = [tensor_type(r) for r in results]
     base = em.fresh()
@@ -279,3 +291,173 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
     safe_gap = em.op("stablehlo.select", [usable, gap, one], [aval])[0]
     correction = em.op("stablehlo.select", [usable, em.op("stablehlo.divide", [b, safe_gap], [aval])[0], zero], [aval])[0]
     return em.op("stablehlo.add", [v, _matmul(em, v, correction)], [aval])[0]
+
+
+# ---------------------------------------------------------------------------------------- solve and slogdet
+
+_I32 = np.dtype(np.int32)
+
+
+def _diagonal(em: Emitter, x: Value) -> Value:
+    """The diagonal of every matrix: shape ``(..., n)``."""
+    aval = x.aval
+    scalar = Aval((), aval.dtype)
+    return em.op(
+        "stablehlo.reduce", [_triangle(em, x, "EQ"), em.scalar(0, aval.dtype)], [Aval(aval.shape[:-1], aval.dtype)],
+        f"dimensions = {i64_array([aval.ndim - 1])}", [em.binary_region("stablehlo.add", scalar)],
+    )[0]
+
+
+def _reduce_last(em: Emitter, x: Value, op_name: str, init: float | int) -> Value:
+    """``x`` reduced over its last axis with ``op_name`` (``stablehlo.add``, ``stablehlo.multiply``)."""
+    aval = x.aval
+    return em.op(
+        "stablehlo.reduce", [x, em.scalar(init, aval.dtype)], [Aval(aval.shape[:-1], aval.dtype)],
+        f"dimensions = {i64_array([aval.ndim - 1])}", [em.binary_region(op_name, Aval((), aval.dtype))],
+    )[0]
+
+
+def _getrf(em: Emitter, target: str, a: Value) -> tuple[Value, Value]:
+    """LAPACK's LU with partial pivoting, on the row-major buffer: LAPACK factors ``M = Aᵀ = P L U`` and the
+    packed result reads back transposed, ``W = (L\\U)ᵀ``: its lower triangle (with the diagonal) is ``Uᵀ``, its
+    strict upper triangle ``Lᵀ`` (unit diagonal), so ``A = Uᵀ Lᵀ Pᵀ``. Also returns the 1-based row swaps
+    (``ipiv``: step i swapped rows i and ipiv[i] of M). An exactly singular A has a zero on W's diagonal."""
+    *batch, n, _ = a.aval.shape
+    pivots = Aval((*batch, n), _I32)
+    packed, swaps, _ = _lapack_call(em, target, [a], [a.aval, pivots, Aval(tuple(batch), _I32)])
+    return packed, swaps
+
+
+def _swap_indices(em: Emitter, swaps: Value, reverse: bool) -> Value:
+    """Row indices ``idx`` (0-based, shape ``(..., n)``) of the permutation the 1-based LAPACK swaps make: in
+    order they give ``Pᵀ z = z[idx]``, in reverse ``P z = z[idx]`` (``P = P₁ P₂ ⋯ Pₙ``, ``Pᵢ`` the i-th swap). A
+    while loop of n steps, each O(n) per matrix; the swaps are sequential, so no closed form is cheaper."""
+    aval = swaps.aval
+    *batch, k = aval.shape
+    nb = len(batch)
+    cols = em.op("stablehlo.iota", [], [aval], f"iota_dimension = {nb} : i64")[0]
+    if k == 0:
+        return cols
+    scalar = Aval((), _I32)
+    column = Aval((*batch, 1), _I32)
+    spread = f"broadcast_dimensions = {i64_array(list(range(nb + 1)))}"
+    state = [scalar, aval, aval, aval]
+
+    def cond(r: Emitter, vals: list[Value]) -> list[Value]:
+        return [compare(r, vals[0], r.scalar(k, _I32), "LT")]
+
+    def body(r: Emitter, vals: list[Value]) -> list[Value]:
+        step, piv, iota, idx = vals
+        i = r.op("stablehlo.subtract", [r.scalar(k - 1, _I32), step], [scalar])[0] if reverse else step
+        starts = [r.scalar(0, _I32)] * nb + [i]
+        sizes = f"slice_sizes = {i64_array([*batch, 1])}"
+        p = r.op("stablehlo.dynamic_slice", [piv, *starts], [column], sizes)[0]
+        p = r.op("stablehlo.broadcast_in_dim", [p], [aval], spread)[0]
+        p = r.op("stablehlo.subtract", [p, widen(r, r.scalar(1, _I32), aval.shape)], [aval])[0]
+        held = r.op("stablehlo.dynamic_slice", [idx, *starts], [column], sizes)[0]  # idx[i]
+        held = r.op("stablehlo.broadcast_in_dim", [held], [aval], spread)[0]
+        at_i = compare(r, iota, i, "EQ")
+        at_p = compare(r, iota, p, "EQ")
+        zero = widen(r, r.scalar(0, _I32), aval.shape)
+        other = _reduce_last(r, r.op("stablehlo.select", [at_p, idx, zero], [aval])[0], "stablehlo.add", 0)
+        other = r.op(
+            "stablehlo.broadcast_in_dim", [other], [aval], f"broadcast_dimensions = {i64_array(list(range(nb)))}"
+        )[0]  # idx[p]
+        swapped = r.op("stablehlo.select", [at_p, held, idx], [aval])[0]
+        swapped = r.op("stablehlo.select", [at_i, other, swapped], [aval])[0]
+        return [r.op("stablehlo.add", [step, r.scalar(1, _I32)], [scalar])[0], piv, iota, swapped]
+
+    init = [em.scalar(0, _I32), swaps, cols, cols]
+    return em.op("stablehlo.while", init, state, regions=[em.region(state, cond), em.region(state, body)])[3]
+
+
+def _take_rows(em: Emitter, x: Value, idx: Value) -> Value:
+    """``x[..., idx[..., r], :]``: the rows of every matrix of ``x`` reordered by ``idx`` (batched gather)."""
+    rank, nb = x.aval.ndim, idx.aval.ndim - 1
+    index = em.op("stablehlo.reshape", [idx], [Aval((*idx.aval.shape, 1), _I32)])[0]
+    batch = int_list(range(nb))
+    numbers = (
+        f"#stablehlo.gather<offset_dims = [{rank - 1}], collapsed_slice_dims = [{rank - 2}], "
+        f"operand_batching_dims = {batch}, start_indices_batching_dims = {batch}, "
+        f"start_index_map = [{rank - 2}], index_vector_dim = {nb + 1}>"
+    )
+    sizes = i64_array([1] * (rank - 1) + [x.aval.shape[-1]])
+    props = f"dimension_numbers = {numbers}, slice_sizes = {sizes}, indices_are_sorted = false"
+    return em.op("stablehlo.gather", [x, index], [Aval(x.aval.shape, x.aval.dtype)], props)[0]
+
+
+def _tri(em: Emitter, a: Value, b: Value, *, lower: bool, transpose_a: bool, unit_diagonal: bool = False) -> Value:
+    """A triangular solve from the left, ``op(T) X = B`` with ``T`` a triangle of ``a``: LAPACK's ``trsm`` on CPU
+    (XLA's expansion is several times slower on batches and few right-hand sides), else XLA's."""
+    out = Aval(b.aval.shape, b.aval.dtype)
+    target = _lapack_target(em, "trsm", a.aval) if min(b.aval.shape) else None
+    if target is not None:
+        # ``a`` row major (no copy): LAPACK sees M = aᵀ, whose other triangle is T transposed, so op(T) is that
+        # triangle of M with the transposition flipped. B and X column major, as they are.
+        return _lapack_call(
+            em, target, [a, b], [out], alias=1, majors=(False, True, True), side="L", uplo="U" if lower else "L",
+            trans_x="N" if transpose_a else "T", diag="U" if unit_diagonal else "N",
+        )[0]
+    return _triangular_solve(
+        em, [a, b], [out], left_side=True, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal
+    )[0]
+
+
+def _square_qr(em: Emitter, a: Value) -> list[Value]:
+    """``(q, r, det(Q))`` of square matrices, through the QR lowering (XLA's or LAPACK's)."""
+    square = Aval(a.aval.shape, a.aval.dtype)
+    return list(_qr(em, [a], [square, square, Aval(a.aval.shape[:-2], a.aval.dtype)], full_matrices=False))
+
+
+@lowers(D.solve_p)
+def _solve(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, transpose_a: bool) -> list[Value]:
+    a, b = args
+    target = _lapack_target(em, "getrf", a.aval)
+    if target is None:
+        # Householder QR, A = QR: A⁻¹ B = R⁻¹ (Qᵀ B) and A⁻ᵀ B = Q (R⁻ᵀ B).
+        q, r, _ = _square_qr(em, a)
+        if transpose_a:
+            return [_matmul(em, q, _tri(em, r, b, lower=False, transpose_a=True))]
+        return [_tri(em, r, _matmul(em, q, b, transpose_x=True), lower=False, transpose_a=False)]
+    # With W from _getrf (A = Uᵀ Lᵀ Pᵀ): A X = B is X = P Lᵀ⁻¹ Uᵀ⁻¹ B, Aᵀ X = B is X = U⁻¹ L⁻¹ Pᵀ B.
+    packed, swaps = _getrf(em, target, a)
+    if transpose_a:
+        rhs = _take_rows(em, b, _swap_indices(em, swaps, reverse=False))
+        y = _tri(em, packed, rhs, lower=False, transpose_a=True, unit_diagonal=True)
+        return [_tri(em, packed, y, lower=True, transpose_a=True)]
+    y = _tri(em, packed, b, lower=True, transpose_a=False)
+    z = _tri(em, packed, y, lower=False, transpose_a=False, unit_diagonal=True)
+    return [_take_rows(em, z, _swap_indices(em, swaps, reverse=True))]
+
+
+@lowers(D.slogdet_p)
+def _slogdet(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+    (a,) = args
+    dtype = a.aval.dtype
+    target = _lapack_target(em, "getrf", a.aval)
+    if target is None:
+        _, r, q_det = _square_qr(em, a)
+        d = _diagonal(em, r)
+        parity = q_det  # det(Q) = ±1
+    else:
+        # det(A) = det(Uᵀ) det(Pᵀ): U's diagonal, and one sign flip per step that swapped two distinct rows.
+        packed, swaps = _getrf(em, target, a)
+        d = _diagonal(em, packed)
+        iota = em.op("stablehlo.iota", [], [swaps.aval], f"iota_dimension = {swaps.aval.ndim - 1} : i64")[0]
+        one = widen(em, em.scalar(1, _I32), swaps.aval.shape)
+        moved = compare(em, swaps, em.op("stablehlo.add", [iota, one], [swaps.aval])[0], "NE")
+        zero = widen(em, em.scalar(0, _I32), swaps.aval.shape)
+        count = _reduce_last(em, em.op("stablehlo.select", [moved, one, zero], [swaps.aval])[0], "stablehlo.add", 0)
+        odd = em.op("stablehlo.and", [count, widen(em, em.scalar(1, _I32), count.aval.shape)], [count.aval])[0]
+        flip = compare(em, odd, widen(em, em.scalar(0, _I32), count.aval.shape), "NE")
+        shape = count.aval.shape
+        parity = em.op(
+            "stablehlo.select",
+            [flip, widen(em, em.scalar(-1, dtype), shape), widen(em, em.scalar(1, dtype), shape)],
+            [Aval(shape, dtype)],
+        )[0]
+    signs = _reduce_last(em, em.op("stablehlo.sign", [d], [d.aval])[0], "stablehlo.multiply", 1)
+    sign = em.op("stablehlo.multiply", [parity, signs], [signs.aval])[0]
+    magnitude = em.op("stablehlo.abs", [d], [d.aval])[0]
+    logdet = _reduce_last(em, em.op("stablehlo.log", [magnitude], [d.aval])[0], "stablehlo.add", 0)
+    return [sign, logdet]

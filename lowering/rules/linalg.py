@@ -7,7 +7,7 @@ from typing import Any
 
 from ...staging.ir import Aval
 from ...staging.primitives import linalg as L
-from ..emit import Emitter, Value, int_list, lowers
+from ..emit import PROPS_OPS, Emitter, Value, int_list, lowers
 
 
 _PROPS_TEXT: dict[Any, str] = {}  # dimension-numbers text by (contracting, batch); bounded
@@ -33,3 +33,14 @@ def _dot_general(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, co
         except TypeError:
             pass
     return em.op("stablehlo.dot_general", args, outs, props)
+
+
+def _cached_props(params: Any) -> str | None:
+    """The dimension-numbers text of a ``dot_general`` equation's params when already made (else the rule runs)."""
+    try:
+        return _PROPS_TEXT.get((params["contracting"], params["batch"]))
+    except TypeError:  # axes given as lists
+        return None
+
+
+PROPS_OPS[L.dot_general_p] = ("stablehlo.dot_general", _cached_props)

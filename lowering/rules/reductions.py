@@ -11,7 +11,7 @@ from ...staging import dtypes
 from ...staging.ir import Aval, scalar_aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import reductions as R
-from ..emit import Emitter, Value, i64_array, lowers
+from ..emit import Emitter, Value, dense_attr, i64_array, lowers
 from .elementwise import compare
 
 
@@ -40,11 +40,25 @@ def _combiner(prim: Primitive, dtype: np.dtype[Any]) -> str:
 
 
 def _reduce_rule(prim: Primitive) -> Any:
+    # The identity's constant props and the combiner's name by dtype (a function of the dtype alone; bounded).
+    texts: dict[np.dtype[Any], tuple[str, str]] = {}
+
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axes: Any) -> list[Value]:
         (x,) = args
         dtype = x.aval.dtype
-        init = em.scalar(_identity(prim, dtype), dtype)
-        body = em.binary_region(_combiner(prim, dtype), scalar_aval(dtype))
+        scalar = scalar_aval(dtype)
+        known = texts.get(dtype)
+        if known is None or scalar.dtype is not dtype:
+            init = em.scalar(_identity(prim, dtype), dtype)
+            combiner = _combiner(prim, dtype)
+            if scalar.dtype is dtype:
+                if len(texts) >= 64:
+                    texts.clear()
+                texts[dtype] = (f"value = {dense_attr(np.asarray(_identity(prim, dtype), dtype=dtype), scalar)}", combiner)
+        else:
+            init = em.op("stablehlo.constant", (), (scalar,), known[0])[0]
+            combiner = known[1]
+        body = em.binary_region(combiner, scalar)
         return em.op("stablehlo.reduce", [x, init], outs, f"dimensions = {i64_array(axes)}", [body])
 
     return rule

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...staging.ir import Aval
 from ...staging.primitives import structural as S
-from ..emit import Emitter, Value, i64_array, lowers
+from ..emit import PROPS_OPS, Emitter, Value, cached_i64_array, i64_array, lowers
 
 
 @lowers(S.broadcast_in_dim_p)
@@ -15,6 +15,15 @@ def _broadcast(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, shape: Any, broadcast_dimensions: Any, names: Any
 ) -> list[Value]:
     return em.op("stablehlo.broadcast_in_dim", args, outs, f"broadcast_dimensions = {i64_array(broadcast_dimensions)}")
+
+
+def _broadcast_props(params: Any) -> str | None:
+    """``_broadcast``'s props when the dimensions' text is already made (else the rule runs)."""
+    text = cached_i64_array(params["broadcast_dimensions"])
+    return None if text is None else "broadcast_dimensions = " + text
+
+
+PROPS_OPS[S.broadcast_in_dim_p] = ("stablehlo.broadcast_in_dim", _broadcast_props)
 
 
 @lowers(S.reshape_p)

@@ -16,7 +16,7 @@ from ...op_signatures import Binary, Comparison, as_binary, as_comparison, as_wh
 from ...shape_typing import FloatUnary
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
-from ...staging.ir import Atom
+from ...staging.ir import Atom, Literal, scalar_aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import elementwise as E
 from ...tensor import Tensor, Traced
@@ -45,11 +45,19 @@ def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tu
     elif type(x) is Traced and type(y) in _PY_NUMBERS and _dt.is_float(x.aval.dtype):
         # Fast path: a float tensor and a Python number (``lr * g``), which adopts the tensor's dtype and stays a
         # rank-0 operand: what elementwise_operands gives, without its general checks.
-        return wrap(bind(prim, x.atom, atom(y, x.aval.dtype)))
+        return wrap(bind(prim, x.atom, _number(y, x.aval.dtype)))
     elif type(y) is Traced and type(x) in _PY_NUMBERS and _dt.is_float(y.aval.dtype):
-        return wrap(bind(prim, atom(x, y.aval.dtype), y.atom))
+        return wrap(bind(prim, _number(x, y.aval.dtype), y.atom))
     a, b = elementwise_operands(name, x, y)
     return wrap(bind(prim, a, b))
+
+
+def _number(value: float | int, dtype: Any) -> Atom:
+    """``atom(value, dtype)`` for a Python int or float beside a float tensor of ``dtype``."""
+    try:
+        return Literal(np.asarray(value, dtype=dtype), scalar_aval(dtype))
+    except OverflowError:
+        return atom(value, dtype)  # raises the message
 
 
 def _unary(prim: Primitive, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:

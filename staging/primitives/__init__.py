@@ -7,5 +7,6 @@ from . import gather_scatter, slicing
 from . import control_flow  # after the families its rules build on
 from . import collectives
 from . import decompositions  # cholesky, triangular_solve, qr, eigh
+from . import svd  # after decompositions, whose helpers it uses
 
-__all__ = ["autodiff", "collectives", "control_flow", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural"]
+__all__ = ["autodiff", "collectives", "control_flow", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural", "svd"]

@@ -1,5 +1,7 @@
-"""Matrix decompositions: cholesky, triangular_solve, qr, eigh. Each works on the last two axes; leading axes
-are batch axes (XLA's ops batch over them natively, so batching rules only move the vmapped axis to the front).
+"""Matrix decompositions: cholesky, triangular_solve, qr, eigh, and the LU-based solve and slogdet (whose
+lowering picks the factorization: LAPACK's LU on CPU, Householder QR elsewhere). Each works on the last two axes;
+leading axes are batch axes (XLA's ops batch over them natively, so batching rules only move the vmapped axis
+to the front).
 
 Derivative rules are written with primitives only (triangular solves, dots, masks), so they nest and batch like
 everything else. Cholesky and eigh read only the lower triangle of their operand (as LAPACK and NumPy do): the
@@ -355,3 +357,122 @@ def _eigh_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[
 @eigh_p.def_batch
 def _eigh_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
     return eigh(_batch_to_front(args, dims)[0]), (0, 0)
+
+
+# --------------------------------------------------------------------------------------------------- solve
+
+solve_p = Primitive("solve")
+
+
+@solve_p.def_shape
+def _solve_shape(a: Aval, b: Aval, *, transpose_a: bool) -> Aval:
+    """``x`` with ``op(A) x = b``: ``b``'s rows match ``op(A)``'s rows, ``x``'s rows are ``op(A)``'s columns
+    (a square matrix's two axes may carry different dim names: it maps one space onto another)."""
+    op = "solve"
+    check_dtype(op, a, E.FLOAT, "floating-point")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"expects square matrices in the last two axes, got {a}", op)
+    same_dtype(op, (a, b))
+    if b.ndim < 2:
+        raise ShapeError(f"right-hand side {b} must be a (batch of) matrices", op)
+    batch = _same_batch(op, a, b, 2)
+    rows, cols = (a.ndim - 1, a.ndim - 2) if transpose_a else (a.ndim - 2, a.ndim - 1)
+    if b.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"right-hand side {b} needs {a.shape[-1]} rows to match matrices {a}", op)
+    unify_axis(op, (a, b), (rows, b.ndim - 2))
+    return Aval(b.shape, b.dtype, (*batch, a.dims[cols], b.dims[-1]))
+
+
+def solve(a: Atom, b: Atom, *, transpose_a: bool = False) -> Atom:
+    """``X`` with ``op(A) X = B`` for square ``A`` (``op(A) = Aᵀ`` if ``transpose_a``), ``B`` a batch of
+    matrices with ``A``'s batch axes. Lowered to LAPACK's LU (``getrf``) on CPU, Householder QR elsewhere; a
+    singular ``A`` gives infs or NaNs."""
+    return bind(solve_p, a, b, transpose_a=transpose_a)  # type: ignore[no-any-return]
+
+
+@solve_p.def_jvp
+def _solve_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, transpose_a: bool
+) -> Any:
+    (a, _), (ta, tb), (x,) = primals, tangents, outs
+    if is_zero(ta) and is_zero(tb):
+        return (Zero(x.aval),)
+    # op(A) X = B  =>  op(A) dX = dB - op(dA) X.
+    rhs = S.instantiate(tb)
+    if not is_zero(ta):
+        da: Atom = ta  # type: ignore[assignment]
+        rhs = E.sub(rhs, mm(mT(da) if transpose_a else da, x))
+    return (solve(a, rhs, transpose_a=transpose_a),)
+
+
+@solve_p.def_vjp
+def _solve_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *,
+    transpose_a: bool,
+) -> Any:
+    (ct,), (a, b), (x,) = cts, primals, outs
+    if is_zero(ct):
+        return (Zero(a.aval), Zero(b.aval))
+    ct_b = solve(a, ct, transpose_a=not transpose_a)  # type: ignore[arg-type]  # B̄ = op(A)⁻ᵀ X̄
+    ct_a: MaybeZero = Zero(a.aval)
+    if wants[0]:
+        ct_a = E.neg(mm(x, mT(ct_b)) if transpose_a else mm(ct_b, mT(x)))  # Ā = -B̄ Xᵀ, transposed for Aᵀ
+    return (ct_a, ct_b if wants[1] else Zero(b.aval))
+
+
+@solve_p.def_batch
+def _solve_batch(args: Sequence[Atom], dims: Sequence[int | None], *, transpose_a: bool) -> Any:
+    a, b = _batch_to_front(args, dims)
+    return solve(a, b, transpose_a=transpose_a), 0
+
+
+# ------------------------------------------------------------------------------------------------- slogdet
+
+slogdet_p = Primitive("slogdet", multiple_results=True)
+
+
+@slogdet_p.def_shape
+def _slogdet_shape(a: Aval) -> tuple[Aval, Aval]:
+    op = "slogdet"
+    check_dtype(op, a, E.FLOAT, "floating-point")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"expects square matrices in the last two axes, got {a}", op)
+    out = Aval(a.shape[:-2], a.dtype, a.dims[:-2])
+    return out, out
+
+
+def slogdet(a: Atom) -> tuple[Atom, Atom]:
+    """``(sign, log|det|)`` of every matrix: sign 0 and log|det| = -inf for an exactly singular one (LAPACK's LU
+    on CPU; Householder QR elsewhere, where rounding leaves a tiny determinant instead)."""
+    return tuple(bind(slogdet_p, a))
+
+
+def _identity(a: Aval) -> Atom:
+    """Identity matrices batched like ``a``, both matrix axes named as ``a``'s columns."""
+    name = a.dims[-1]
+    return triangle(S.full_like(Aval(a.shape, a.dtype, (*a.dims[:-2], name, name)), 1), "eq")
+
+
+@slogdet_p.def_jvp
+def _slogdet_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (a,), (t,), (sign, logdet) = primals, tangents, outs
+    if is_zero(t):
+        return (Zero(sign.aval), Zero(logdet.aval))
+    # d log|det A| = tr(A⁻¹ dA); the sign is locally constant.
+    return (Zero(sign.aval), R.reduce_sum(diagonal(solve(a, t)), (a.aval.ndim - 2,)))  # type: ignore[arg-type]
+
+
+@slogdet_p.def_vjp
+def _slogdet_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any) -> Any:
+    (_, ct), (a,) = cts, primals
+    if is_zero(ct) or not wants[0]:
+        return (Zero(a.aval),)
+    aval = a.aval
+    n = aval.ndim
+    spread = S.broadcast_in_dim(ct, aval.shape, tuple(range(n - 2)), aval.dims)  # type: ignore[arg-type]
+    return (E.mul(spread, solve(a, _identity(aval), transpose_a=True)),)  # Ā = ḡ A⁻ᵀ
+
+
+@slogdet_p.def_batch
+def _slogdet_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
+    return slogdet(_batch_to_front(args, dims)[0]), (0, 0)

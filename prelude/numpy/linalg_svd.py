@@ -1,0 +1,216 @@
+"""``tnp.linalg`` functions of the singular value decomposition: svd, svdvals, pinv, matrix_rank, lstsq, cond.
+
+All are built on the ``svd`` primitive (``staging/primitives/svd.py``), which carries the derivative and batching
+rules, and works on the last two axes with leading axes as batch axes (``lstsq``: 2-D, as in NumPy). SVD lowers
+only through LAPACK on CPU (SciPy installed); elsewhere lowering raises an error that says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar, overload
+
+import numpy as np
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...dtypes import DType, i32
+from ...staging import dtypes
+from ...staging.builder import bind
+from ...staging.ir import Atom, Aval
+from ...staging.primitives import decompositions as D
+from ...staging.primitives import elementwise as E
+from ...staging.primitives import reductions as R
+from ...staging.primitives import structural as S
+from ...staging.primitives import svd as SV
+from ...tensor import Tensor
+from ._core import as_tensor, atom, describe, float_operand, op, shape_error, wrap
+
+DT = TypeVar("DT", bound=DType)
+M = TypeVar("M")
+N = TypeVar("N")
+K = TypeVar("K")
+Batch = TypeVarTuple("Batch")
+Sh = TypeVarTuple("Sh")
+
+
+def _matrices(name: str, a: Any) -> Atom:
+    """A float (batch of) matrices, or an error naming ``name`` and the operand's shape."""
+    x = float_operand(name, a).atom
+    if x.aval.ndim < 2:
+        raise shape_error(name, f"{name} needs a (batch of) matrices, got {describe(wrap(x))}")
+    return x
+
+
+def _last(x: Atom) -> tuple[int]:
+    return (x.aval.ndim - 1,)
+
+
+def _spread_last(v: Atom, like: Atom, axis: int) -> Atom:
+    """``v`` (``(..., k)``) broadcast to ``like``'s shape along matrix axis ``axis`` (-1 or -2)."""
+    n = like.aval.ndim
+    return S.broadcast_in_dim(v, like.aval.shape, (*range(n - 2), n + axis), like.aval.dims)
+
+
+def _keepdim(v: Atom, like: Atom) -> Atom:
+    """Per-matrix scalars ``v`` (``(...,)``) broadcast along the last axis of ``like`` (``(..., k)``)."""
+    n = like.aval.ndim
+    return S.broadcast_in_dim(v, like.aval.shape, tuple(range(n - 1)), like.aval.dims)
+
+
+def _tolerance(value: Any, like: Atom) -> Atom:
+    """A Python number or tensor threshold as per-matrix values broadcast along ``like``'s last axis."""
+    t = atom(value, like.aval.dtype)
+    if t.aval.dtype != like.aval.dtype:
+        t = E.convert(t, like.aval.dtype)
+    if t.aval.ndim == 0:
+        return S.broadcast_in_dim(t, like.aval.shape, (), like.aval.dims)
+    return _keepdim(t, like)
+
+
+def _inverse_above(s: Atom, cutoff: Atom) -> Atom:
+    """``1 / s`` where ``s > cutoff``, else 0."""
+    keep = bind(E.gt_p, s, cutoff)
+    one = S.full_like(s, 1)
+    return E.select(keep, E.div(one, E.select(keep, s, one)), S.full_like(s, 0))
+
+
+UFactor = Tensor[DT, Unpack[Batch], M, Any]  # min(M, N) columns (M with full_matrices): no static dim for it
+Values = Tensor[DT, Unpack[Batch], Any]
+VhFactor = Tensor[DT, Unpack[Batch], Any, N]
+
+
+@overload
+def svd(
+    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool = True, compute_uv: Literal[True] = True
+) -> tuple[UFactor[DT, Unpack[Batch], M], Values[DT, Unpack[Batch]], VhFactor[DT, Unpack[Batch], N]]: ...
+@overload
+def svd(a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool, compute_uv: Literal[False]) -> Values[DT, Unpack[Batch]]: ...
+@overload
+def svd(
+    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool = True, *, compute_uv: Literal[False]
+) -> Values[DT, Unpack[Batch]]: ...
+@op
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """NumPy's SVD: ``(u, s, vh)`` with ``a = u @ (s[..., None] * vh)`` (reduced factors) and ``s`` descending,
+    or ``s`` alone with ``compute_uv=False``. ``full_matrices`` (NumPy's default) makes ``u`` ``(..., M, M)`` and
+    ``vh`` ``(..., N, N)``; else they are ``(..., M, K)`` and ``(..., K, N)``, K = min(M, N).
+
+    Signs: each column of ``u`` has its largest-magnitude component positive, and the matching row of ``vh``
+    follows (NumPy's signs are LAPACK's, unspecified). Derivatives assume distinct singular values, and with
+    ``full_matrices=True`` exist only for square matrices. Lowered through LAPACK's ``gesdd`` on CPU only."""
+    if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
+        raise TypeError(f"full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
+    x = _matrices("svd", a)
+    if not compute_uv:
+        return wrap(SV.svd(x, False, False)[0])
+    u, s, vh = SV.svd(x, full_matrices, True)
+    return wrap(u), wrap(s), wrap(vh)
+
+
+@op
+def svdvals(x: Tensor[DT, Unpack[Batch], M, N]) -> Tensor[DT, Unpack[Batch], Any]:
+    """Singular values (descending) of every matrix: ``svd(x, compute_uv=False)``."""
+    return wrap(SV.svd(_matrices("svdvals", x), False, False)[0])
+
+
+def _reduced_svd(name: str, a: Any) -> tuple[Atom, Atom, Atom]:
+    u, s, vh = SV.svd(_matrices(name, a), False, True)
+    return u, s, vh
+
+
+def _pinv_from(u: Atom, s: Atom, vh: Atom, rcond: Any) -> Atom:
+    cutoff = E.mul(_tolerance(rcond, s), _keepdim(R.reduce_max(s, _last(s)), s))
+    scaled = E.mul(D.mT(vh), _spread_last(_inverse_above(s, cutoff), D.mT(vh), -1))  # V diag(1/s)
+    return D.mm(scaled, D.mT(u))
+
+
+@op
+def pinv(
+    a: Tensor[DT, Unpack[Batch], M, N], rcond: Any = None, *, rtol: Any = None
+) -> Tensor[DT, Unpack[Batch], N, M]:
+    """Moore-Penrose pseudo-inverse ``V diag(1/s) Uᵀ``, singular values at or below ``rcond * max(s)`` dropped.
+    ``rcond`` (a number or per-matrix tensor) defaults to NumPy's 1e-15; ``rtol`` is NumPy 2's name for it (pass
+    one of the two)."""
+    if rcond is not None and rtol is not None:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    limit = rcond if rcond is not None else (rtol if rtol is not None else 1e-15)
+    u, s, vh = _reduced_svd("pinv", a)
+    return wrap(_pinv_from(u, s, vh, limit))
+
+
+@op
+def matrix_rank(
+    A: Tensor[DT, Unpack[Sh]], tol: Any = None, *, rtol: Any = None  # noqa: N803 - NumPy's name
+) -> Tensor[i32, Unpack[tuple[Any, ...]]]:
+    """Number of singular values above ``tol`` (absolute), or by default above ``rtol * max(s)`` with ``rtol``
+    defaulting to ``max(M, N) * eps`` (NumPy's rule). A vector (or scalar) has rank 1 unless all zero."""
+    if tol is not None and rtol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    x = float_operand("matrix_rank", A).atom
+    if x.aval.ndim < 2:
+        nonzero = bind(E.ne_p, x, S.full_like(x, 0))
+        any_ = R.reduce_max(E.convert(nonzero, dtypes.DEFAULT_INT), tuple(range(x.aval.ndim)))
+        return wrap(any_)
+    (s,) = SV.svd(x, False, False)
+    if tol is None:
+        eps = float(np.finfo(s.aval.dtype).eps) * max(x.aval.shape[-2:])
+        relative = _tolerance(eps if rtol is None else rtol, s)
+        threshold = E.mul(relative, _keepdim(R.reduce_max(s, _last(s)), s))
+    else:
+        threshold = _tolerance(tol, s)
+    above = E.convert(bind(E.gt_p, s, threshold), dtypes.DEFAULT_INT)
+    return wrap(R.reduce_sum(above, _last(s)))
+
+
+@op
+def lstsq(
+    a: Tensor[DT, M, N], b: Tensor[DT, Unpack[Sh]], rcond: float | None = None
+) -> tuple[Tensor[DT, Unpack[tuple[Any, ...]]], Tensor[DT, Any], Tensor[i32], Tensor[DT, Any]]:
+    """NumPy's least squares: ``(x, residuals, rank, s)`` for 2-D ``a`` ``(M, N)`` and ``b`` ``(M,)`` or
+    ``(M, K)``. ``x = pinv(a) b`` with singular values at or below ``rcond * max(s)`` dropped (``rcond`` defaults
+    to ``max(M, N) * eps``); ``rank`` and ``s`` as NumPy. ``residuals`` (squared 2-norm of each column of
+    ``b - a x``) has shape ``(K,)`` (``(1,)`` for 1-D ``b``) when ``M > N`` and ``(0,)`` otherwise; NumPy also
+    empties it for rank-deficient ``a``, which a staged shape cannot depend on, so here it is then still computed."""
+    x = _matrices("lstsq", a)
+    if x.aval.ndim != 2:
+        raise shape_error("lstsq", f"lstsq needs a 2-D matrix a, got {describe(wrap(x))}")
+    rhs = float_operand("lstsq", b).atom
+    if rhs.aval.dtype != x.aval.dtype:
+        raise shape_error("lstsq", f"dtypes differ: {describe(wrap(x))} and {describe(wrap(rhs))}")
+    m, n = x.aval.shape
+    vector = rhs.aval.ndim == 1
+    if rhs.aval.ndim not in (1, 2) or rhs.aval.shape[0] != m:
+        raise shape_error("lstsq", f"b must have shape ({m},) or ({m}, K) for a of shape {x.aval.shape}, got {rhs.aval}")
+    if vector:
+        rhs = S.reshape(rhs, (m, 1), (rhs.aval.dims[0], None))
+    u, s, vh = SV.svd(x, False, True)
+    limit = float(np.finfo(x.aval.dtype).eps) * max(m, n) if rcond is None else rcond
+    solution = D.mm(_pinv_from(u, s, vh, limit), rhs)
+    cutoff = E.mul(_tolerance(limit, s), _keepdim(R.reduce_max(s, _last(s)), s))
+    rank = R.reduce_sum(E.convert(bind(E.gt_p, s, cutoff), dtypes.DEFAULT_INT), _last(s))
+    if m > n:
+        error = E.sub(D.mm(x, solution), rhs)
+        residuals = R.reduce_sum(E.mul(error, error), (0,))
+    else:
+        residuals = S.zeros(Aval((0,), x.aval.dtype))
+    if vector:
+        solution = S.reshape(solution, (n,), (solution.aval.dims[0],))
+    return wrap(solution), wrap(residuals), wrap(rank), wrap(s)
+
+
+@op
+def cond(x: Tensor[DT, Unpack[Batch], M, N], p: Any = None) -> Tensor[DT, Unpack[Batch]]:
+    """Condition number: ``max(s) / min(s)`` for ``p`` None or 2 (``min/max`` for -2; inf for a singular
+    matrix), else ``norm(x, p) * norm(inv(x), p)`` for square ``x`` (p: 'fro', 'nuc', 1, -1, inf, -inf)."""
+    a = _matrices("cond", x)
+    if p is None or p in (2, -2):
+        (s,) = SV.svd(a, False, False)
+        big, small = R.reduce_max(s, _last(s)), R.reduce_min(s, _last(s))
+        return wrap(E.div(small, big) if p == -2 else E.div(big, small))
+    from .linalg_norms import norm
+    from .linalg_solvers import inv
+
+    if a.aval.shape[-1] != a.aval.shape[-2]:
+        raise shape_error("cond", f"cond with p={p!r} needs square matrices, got {describe(wrap(a))}")
+    t = as_tensor(wrap(a))
+    axes = (a.aval.ndim - 2, a.aval.ndim - 1)
+    return norm(t, p, axes) * norm(inv(t), p, axes)

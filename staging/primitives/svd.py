@@ -1,0 +1,202 @@
+"""Singular value decomposition: ``a = u diag(s) vh`` over the last two axes (leading axes are batch axes).
+
+One primitive, ``svd``, with params ``full_matrices`` and ``compute_uv``. Its outputs are ``(u, s, vh)``, or
+``(s,)`` alone without ``compute_uv``; ``s`` is descending and non-negative. Singular vectors carry a fixed sign:
+the largest-magnitude component of each column of ``u`` is positive and the matching row of ``vh`` follows (the
+rows of a complete ``vh`` beyond ``min(M, N)`` get the same rule on their own), so results are deterministic and
+comparable with NumPy's up to that convention. The sign is locally constant, so the derivative rules hold.
+
+Derivatives (reduced mode; for ``full_matrices`` only square matrices, where the two modes agree) are the
+standard ones for distinct nonzero singular values, with ``dP = uᵀ dA v``, ``F_ij = 1 / (s_j² - s_i²)`` off the
+diagonal::
+
+    ds = diag(dP)
+    du = u (F ∘ (dP S + S dPᵀ)) + (I - u uᵀ) dA v S⁻¹          (second term only when M > N)
+    dv = v (F ∘ (S dP + dPᵀ S)) + (I - v vᵀ) dAᵀ u S⁻¹         (second term only when N > M)
+
+and the VJP is their transpose. Repeated singular values give infinities (as in JAX); a zero singular value
+contributes no ``S⁻¹`` term. Without ``compute_uv`` the rules compute the vectors with a second ``svd``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..builder import bind
+from ..errors import ShapeError, TransformError
+from ..ir import Atom, Aval
+from ..primitive import Primitive
+from ..shapes import check_dtype
+from ..zeros import MaybeZero, Zero, is_zero
+from . import elementwise as E
+from . import structural as S
+from .decompositions import diag_matrix, diagonal, mm, mT, triangle
+from .slicing import with_batch
+
+svd_p = Primitive("svd", multiple_results=True)
+
+
+@svd_p.def_shape
+def _svd_shape(a: Aval, *, full_matrices: bool, compute_uv: bool) -> tuple[Aval, ...]:
+    op = "svd"
+    check_dtype(op, a, E.FLOAT, "floating-point")
+    if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
+        raise TypeError(f"svd: full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
+    if a.ndim < 2:
+        raise ShapeError(f"expects a (batch of) matrices, got {a}", op)
+    *batch, m, n = a.shape
+    *names, m_name, n_name = a.dims
+    k, k_name = (m, m_name) if m < n else (n, n_name)
+    s = Aval((*batch, k), a.dtype, (*names, k_name))
+    if not compute_uv:
+        return (s,)
+    if full_matrices:
+        u = Aval((*batch, m, m), a.dtype, (*names, m_name, m_name))
+        vh = Aval((*batch, n, n), a.dtype, (*names, n_name, n_name))
+    else:
+        u = Aval((*batch, m, k), a.dtype, (*names, m_name, k_name))
+        vh = Aval((*batch, k, n), a.dtype, (*names, k_name, n_name))
+    return u, s, vh
+
+
+def svd(a: Atom, full_matrices: bool = False, compute_uv: bool = True) -> tuple[Atom, ...]:
+    """``(u, s, vh)`` with ``a = u diag(s) vh`` (``s`` descending), or ``(s,)`` without ``compute_uv``."""
+    return tuple(bind(svd_p, a, full_matrices=full_matrices, compute_uv=compute_uv))
+
+
+def _differentiable(a: Aval, full_matrices: bool) -> None:
+    m, n = a.shape[-2:]
+    if full_matrices and m != n:
+        raise TransformError(
+            f"SVD with full_matrices=True is differentiable only for square matrices, got {a} (the extra singular "
+            "vectors are not unique); use full_matrices=False",
+            "svd",
+        )
+
+
+def _reduced(a: Atom) -> tuple[Atom, Atom, Atom]:
+    u, s, vh = svd(a, full_matrices=False, compute_uv=True)
+    return u, s, vh
+
+
+def _spread(d: Atom, like: Aval, axis: int) -> Atom:
+    """Vector(s) ``d`` (shape ``(..., k)``) broadcast along matrix axis ``axis`` (-1: ``[i, j] = d[j]``)."""
+    n = like.ndim
+    return S.broadcast_in_dim(d, like.shape, (*range(n - 2), n + axis), like.dims)
+
+
+def _scale_cols(x: Atom, d: Atom) -> Atom:
+    """``x diag(d)``."""
+    return E.mul(x, _spread(d, x.aval, -1))
+
+
+def _scale_rows(x: Atom, d: Atom) -> Atom:
+    """``diag(d) x``."""
+    return E.mul(x, _spread(d, x.aval, -2))
+
+
+def _gaps(s: Atom, like: Aval) -> Atom:
+    """``F[i, j] = 1 / (s_j² - s_i²)`` off the diagonal, 0 on it."""
+    sq = E.mul(s, s)
+    diff = E.sub(_spread(sq, like, -1), _spread(sq, like, -2))
+    eye = triangle(S.full_like(like, 1), "eq")
+    off = E.sub(S.full_like(like, 1), eye)
+    return E.mul(E.div(S.full_like(like, 1), E.add(diff, eye)), off)
+
+
+def _safe_inverse(s: Atom) -> Atom:
+    """``1 / s`` with 0 where ``s`` is 0."""
+    zero = S.full_like(s, 0)
+    is_zero_ = bind(E.eq_p, s, zero)
+    return E.select(is_zero_, zero, E.div(S.full_like(s, 1), E.select(is_zero_, S.full_like(s, 1), s)))
+
+
+def _square_aval(s: Atom) -> Aval:
+    a = s.aval
+    return Aval((*a.shape, a.shape[-1]), a.dtype, (*a.dims, a.dims[-1]))
+
+
+@svd_p.def_jvp
+def _svd_jvp(
+    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, full_matrices: bool,
+    compute_uv: bool,
+) -> Any:
+    (a,), (t,) = primals, tangents
+    if is_zero(t):
+        return tuple(Zero(o.aval) for o in outs)
+    dA: Atom = t  # type: ignore[assignment]
+    if compute_uv:
+        _differentiable(a.aval, full_matrices)
+        u, s, vh = outs
+    else:
+        u, s, vh = _reduced(a)
+    v = mT(vh)
+    dp = mm(mT(u), mm(dA, v))  # k × k
+    ds = diagonal(dp)
+    if not compute_uv:
+        return (ds,)
+    f = _gaps(s, dp.aval)
+    dps, sdp = _scale_cols(dp, s), _scale_rows(dp, s)
+    du = mm(u, E.mul(f, E.add(dps, mT(dps))))
+    dv = mm(v, E.mul(f, E.add(sdp, mT(sdp))))
+    m, n = a.aval.shape[-2:]
+    if m > n:
+        dav = mm(dA, v)
+        du = E.add(du, _scale_cols(E.sub(dav, mm(u, mm(mT(u), dav))), _safe_inverse(s)))
+    if n > m:
+        dau = mm(mT(dA), u)
+        dv = E.add(dv, _scale_cols(E.sub(dau, mm(v, mm(vh, dau))), _safe_inverse(s)))
+    return du, ds, mT(dv)
+
+
+@svd_p.def_vjp
+def _svd_vjp(
+    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *,
+    full_matrices: bool, compute_uv: bool,
+) -> Any:
+    (a,) = primals
+    if not wants[0] or all(is_zero(c) for c in cts):
+        return (Zero(a.aval),)
+    ct_u: MaybeZero
+    ct_vh: MaybeZero
+    if compute_uv:
+        _differentiable(a.aval, full_matrices)
+        (ct_u, ct_s, ct_vh), (u, s, vh) = cts, outs
+    else:
+        (ct_s,) = cts
+        u, s, vh = _reduced(a)
+        ct_u, ct_vh = Zero(u.aval), Zero(vh.aval)
+    v = mT(vh)
+    square = _square_aval(s)
+    # Ā = u P̄ vᵀ + (I - u uᵀ) Ū S⁻¹ vᵀ + u S⁻¹ V̄ᵀ (I - v vᵀ), with
+    # P̄ = diag(s̄) + (F ∘ (uᵀŪ - Ūᵀu)) S + S (F ∘ (vᵀV̄ - V̄ᵀv)).
+    pbar: Atom | None = None if is_zero(ct_s) else diag_matrix(ct_s, square)  # type: ignore[arg-type]
+    extra: list[Atom] = []
+    m, n = a.aval.shape[-2:]
+    if not is_zero(ct_u):
+        ubar: Atom = ct_u  # type: ignore[assignment]
+        utu = mm(mT(u), ubar)
+        term = _scale_cols(E.mul(_gaps(s, square), E.sub(utu, mT(utu))), s)
+        pbar = term if pbar is None else E.add(pbar, term)
+        if m > n:
+            extra.append(mm(_scale_cols(E.sub(ubar, mm(u, utu)), _safe_inverse(s)), vh))
+    if not is_zero(ct_vh):
+        vbar = mT(ct_vh)  # type: ignore[arg-type]
+        vtv = mm(vh, vbar)
+        term = _scale_rows(E.mul(_gaps(s, square), E.sub(vtv, mT(vtv))), s)
+        pbar = term if pbar is None else E.add(pbar, term)
+        if n > m:
+            extra.append(mm(u, _scale_rows(mT(E.sub(vbar, mm(v, vtv))), _safe_inverse(s))))
+    assert pbar is not None
+    abar = mm(u, mm(pbar, vh))
+    for term in extra:
+        abar = E.add(abar, term)
+    return (abar,)
+
+
+@svd_p.def_batch
+def _svd_batch(args: Sequence[Atom], dims: Sequence[int | None], *, full_matrices: bool, compute_uv: bool) -> Any:
+    (a,), (d,) = args, dims
+    outs = svd(with_batch(a, d, 0, a.aval.shape[d] if d is not None else 1), full_matrices, compute_uv)
+    return outs, tuple(0 for _ in outs)

@@ -1,0 +1,208 @@
+"""tnp.linalg.svd and what is built on it (svdvals, pinv, matrix_rank, lstsq, cond; and norm 2/-2/'nuc') against
+NumPy; derivatives against finite differences; vmap against a loop; errors. The registry-driven tests cover the
+``svd`` primitive's rules too (tests/primitive_cases.py, tests/test_vmap.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorstage as ts
+from tensorstage import numpy as tnp
+from tensorstage.lowering import lapack
+from tensorstage.staging.errors import ShapeError, TransformError
+
+from primitive_cases import canonical_svd
+
+LA = tnp.linalg
+
+# svd lowers only through LAPACK, which needs SciPy; with SciPy, test_linalg.py asserts the kernels are on.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")
+
+SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3), (3, 2, 5), (1, 1)]
+
+
+def tol(dtype: Any) -> dict[str, float]:
+    return {"rtol": 2e-4, "atol": 2e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("full_matrices", [False, True])
+def test_svd_matches_numpy(shape: tuple[int, ...], dtype: type, full_matrices: bool, rng: np.random.Generator) -> None:
+    a = rng.standard_normal(shape).astype(dtype)
+    u, s, vh = (np.asarray(x) for x in LA.svd(a, full_matrices=full_matrices))
+    assert u.dtype == s.dtype == vh.dtype == dtype
+    want = canonical_svd(*np.linalg.svd(a.astype(np.float64), full_matrices=full_matrices))
+    for got, ref in zip((u, s, vh), want):
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, **tol(dtype))
+    k = s.shape[-1]
+    rebuilt = (u[..., :k] * s[..., None, :]) @ vh[..., :k, :]
+    np.testing.assert_allclose(rebuilt, a, **tol(dtype))
+    eye_u = np.swapaxes(u, -1, -2) @ u
+    np.testing.assert_allclose(eye_u, np.broadcast_to(np.eye(u.shape[-1]), eye_u.shape), **tol(dtype))
+    values = np.asarray(LA.svd(a, full_matrices, compute_uv=False))
+    np.testing.assert_allclose(values, want[1], **tol(dtype))
+    np.testing.assert_allclose(np.asarray(LA.svdvals(a)), want[1], **tol(dtype))
+
+
+def test_svd_is_accurate_on_moderately_conditioned_input(rng: np.random.Generator) -> None:
+    q1, _ = np.linalg.qr(rng.standard_normal((8, 8)))
+    q2, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    s = np.logspace(0, -3, 6)  # cond 1e3
+    a = q1[:, :6] * s @ q2
+    u, got, vh = (np.asarray(x) for x in LA.svd(a, full_matrices=False))
+    np.testing.assert_allclose(got, s, rtol=1e-12)
+    want = canonical_svd(*np.linalg.svd(a, full_matrices=False))
+    np.testing.assert_allclose(u, want[0], atol=1e-12)
+    np.testing.assert_allclose(vh, want[2], atol=1e-12)
+
+
+def test_svd_rank_deficient_and_empty() -> None:
+    a = np.outer(np.arange(1.0, 5.0), np.arange(1.0, 4.0))  # rank 1
+    s = np.asarray(LA.svdvals(a))
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
+    assert int(LA.matrix_rank(a)) == 1
+    u, s, vh = (np.asarray(x) for x in LA.svd(np.zeros((0, 3))))
+    assert u.shape == (0, 0) and s.shape == (0,) and vh.shape == (3, 3)
+    np.testing.assert_array_equal(vh, np.eye(3))
+
+
+def test_grad_of_sum_of_singular_values_is_u_vt(rng: np.random.Generator) -> None:
+    a = rng.standard_normal((5, 3))
+    g = np.asarray(ts.grad(lambda x: LA.svdvals(x).sum())(a))
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose(g, u @ vh, rtol=1e-10, atol=1e-12)
+    g_nuc = np.asarray(ts.grad(lambda x: LA.norm(x, "nuc"))(a))
+    np.testing.assert_allclose(g_nuc, u @ vh, rtol=1e-10, atol=1e-12)
+
+
+def _finite_difference_grad(f: Any, a: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    out = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[idx] = eps
+        out[idx] = (float(f(a + d)) - float(f(a - d))) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
+def test_grad_of_a_function_of_u_s_v_matches_finite_differences(shape: tuple[int, int], rng: np.random.Generator) -> None:
+    w_u = rng.standard_normal((shape[0], min(shape)))
+    w_v = rng.standard_normal((min(shape), shape[1]))
+
+    def f(x: Any) -> Any:
+        u, s, vh = LA.svd(x, full_matrices=False)
+        return (u * w_u).sum() * s[0] + (vh * w_v).sum() + (s * s * s).sum()
+
+    a = rng.standard_normal(shape)
+    got = np.asarray(ts.grad(f)(a))
+    fd = _finite_difference_grad(ts.program(f), a)
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7)
+    # forward mode agrees with reverse mode
+    t = rng.standard_normal(shape)
+    _, tangent = ts.jvp(f, (a,), (t,))
+    assert float(tangent) == pytest.approx(float(np.sum(got * t)), rel=1e-9)
+
+
+def test_full_matrices_derivative_of_non_square_is_an_error(rng: np.random.Generator) -> None:
+    a = rng.standard_normal((4, 3))
+    with pytest.raises(TransformError, match="full_matrices"):
+        ts.grad(lambda x: LA.svd(x)[0].sum())(a)
+    # square: the two modes agree, so full_matrices=True is differentiable
+    sq = rng.standard_normal((3, 3))
+    g = np.asarray(ts.grad(lambda x: LA.svd(x)[1].sum())(sq))
+    u, _, vh = np.linalg.svd(sq)
+    np.testing.assert_allclose(g, u @ vh, rtol=1e-10, atol=1e-12)
+
+
+def test_vmap_matches_a_loop(rng: np.random.Generator) -> None:
+    xs = rng.standard_normal((4, 5, 3))
+    mapped = ts.vmap(lambda x: LA.svd(x, full_matrices=False))(xs)
+    for i in range(4):
+        for got, want in zip(mapped, LA.svd(xs[i], full_matrices=False)):
+            np.testing.assert_allclose(np.asarray(got)[i], np.asarray(want), rtol=1e-12, atol=1e-12)
+    grads = ts.vmap(ts.grad(lambda x: LA.svdvals(x)[0]))(xs)
+    for i in range(4):
+        u, _, vh = np.linalg.svd(xs[i], full_matrices=False)
+        np.testing.assert_allclose(np.asarray(grads)[i], np.outer(u[:, 0], vh[0]), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pinv_matrix_rank_lstsq_cond_norm_match_numpy(dtype: type, rng: np.random.Generator) -> None:
+    t = tol(dtype)
+    for shape in [(5, 3), (3, 5), (2, 4, 4)]:
+        a = rng.standard_normal(shape).astype(dtype)
+        np.testing.assert_allclose(np.asarray(LA.pinv(a)), np.linalg.pinv(a.astype(np.float64)), **t)
+        np.testing.assert_array_equal(np.asarray(LA.matrix_rank(a)), np.linalg.matrix_rank(a))
+        for p in (None, 2, -2):
+            np.testing.assert_allclose(np.asarray(LA.cond(a, p)), np.linalg.cond(a.astype(np.float64), p), **t)
+        for order in (2, -2, "nuc"):
+            np.testing.assert_allclose(
+                np.asarray(LA.norm(a, order, axis=(-2, -1))), np.linalg.norm(a.astype(np.float64), order, axis=(-2, -1)), **t
+            )
+    square = rng.standard_normal((3, 3)).astype(dtype)
+    for p in ("fro", "nuc", 1, -1, np.inf, -np.inf):
+        np.testing.assert_allclose(np.asarray(LA.cond(square, p)), np.linalg.cond(square.astype(np.float64), p), **t)
+    low_rank = (rng.standard_normal((6, 2)) @ rng.standard_normal((2, 5))).astype(dtype)
+    assert int(LA.matrix_rank(low_rank)) == np.linalg.matrix_rank(low_rank) == 2
+    assert int(LA.matrix_rank(low_rank, tol=1e9)) == 0
+    np.testing.assert_allclose(np.asarray(LA.pinv(low_rank, rcond=1e-5)), np.linalg.pinv(low_rank.astype(np.float64), rcond=1e-5), **t)
+    assert int(LA.matrix_rank(np.zeros(3, dtype))) == 0 and int(LA.matrix_rank(np.ones(3, dtype))) == 1
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [((6, 3), (6,)), ((6, 3), (6, 2)), ((3, 5), (3, 2)), ((4, 4), (4,))])
+def test_lstsq_matches_numpy(shape_a: tuple[int, int], shape_b: tuple[int, ...], rng: np.random.Generator) -> None:
+    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    x, residuals, rank, s = LA.lstsq(a, b)
+    wx, wres, wrank, ws = np.linalg.lstsq(a, b)
+    np.testing.assert_allclose(np.asarray(x), wx, rtol=1e-10, atol=1e-12)
+    assert np.asarray(residuals).shape == wres.shape
+    np.testing.assert_allclose(np.asarray(residuals), wres, rtol=1e-10, atol=1e-12)
+    assert int(rank) == wrank
+    np.testing.assert_allclose(np.asarray(s), ws, rtol=1e-10, atol=1e-12)
+    # rank deficient: the minimum-norm solution, as NumPy's gelsd
+    low = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 4))
+    rhs = rng.standard_normal(6)
+    np.testing.assert_allclose(np.asarray(LA.lstsq(low, rhs)[0]), np.linalg.lstsq(low, rhs)[0], rtol=1e-8, atol=1e-10)
+    assert int(LA.lstsq(low, rhs)[2]) == 2
+
+
+def test_bad_inputs_raise_clear_errors() -> None:
+    with pytest.raises(ShapeError, match="svd needs a \\(batch of\\) matrices"):
+        LA.svd(np.ones(3))
+    with pytest.raises(TypeError, match="floating-point"):
+        LA.svd(np.ones((2, 2), np.int32))
+    with pytest.raises(TypeError, match="must be bools"):
+        LA.svd(np.ones((2, 2)), full_matrices="yes")  # type: ignore[call-overload]
+    with pytest.raises(ShapeError, match="b must have shape"):
+        LA.lstsq(np.ones((3, 2)), np.ones(4))
+    with pytest.raises(ShapeError, match="2-D"):
+        LA.lstsq(np.ones((2, 3, 2)), np.ones(3))
+    with pytest.raises(ValueError, match="can't be both set"):
+        LA.pinv(np.ones((2, 2)), rcond=0.1, rtol=0.1)
+    with pytest.raises(ShapeError, match="square"):
+        LA.cond(np.ones((2, 3)), 1)
+
+
+def test_without_lapack_lowering_names_the_op_platform_and_fix() -> None:
+    staged = ts.program(lambda a: LA.svd(a)).stage(np.eye(3))
+    assert "lapack_dgesdd_ffi" in staged.stablehlo()
+    with pytest.raises(NotImplementedError, match="svd .*platform 'gpu'.*SciPy"):
+        staged.stablehlo("gpu")
+    lapack.set_enabled(False)
+    try:
+        with pytest.raises(NotImplementedError, match="svd .*LAPACK disabled.*SciPy"):
+            ts.program(lambda a: LA.svd(a))(np.eye(3))
+    finally:
+        lapack.set_enabled(None)
+
+
+def test_nan_where_lapack_fails() -> None:
+    a = np.full((3, 3), np.nan)
+    s = np.asarray(LA.svdvals(a))
+    assert np.isnan(s).all()
