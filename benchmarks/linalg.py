@@ -1,9 +1,10 @@
 """Linear algebra: per-call time of ``tnp.linalg`` functions against NumPy (LAPACK) and jax.jit (LAPACK custom
 calls on CPU), float32, blocking on every result.
 
-On CPU tensorstage calls LAPACK too (potrf, syevd, geqrf/orgqr through jaxlib's kernels, when SciPy is
-installed); ``TENSORSTAGE_LAPACK=0`` measures XLA's own decompositions instead (Householder QR, Jacobi eigh,
-blocked Cholesky). No issue sets a target here. Not part of ``run.py``.
+On CPU tensorstage calls LAPACK too (potrf, syevd, geqrf/orgqr, getrf + trsm, gesdd through jaxlib's kernels,
+when SciPy is installed); ``TENSORSTAGE_LAPACK=0`` measures XLA's own decompositions instead (Householder QR,
+Jacobi eigh, blocked Cholesky; svd has no such fallback and is left out then). No issue sets a target here;
+``run.py`` runs it with the rest.
 Usage: python benchmarks/linalg.py
 """
 
@@ -17,6 +18,7 @@ from _common import interleaved, report, try_jax, us
 
 import tensorstage as ts
 from tensorstage import numpy as tnp
+from tensorstage.lowering import lapack
 
 
 def _spd(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -45,8 +47,11 @@ def main() -> None:
             ("qr", tnp.linalg.qr, np.linalg.qr, lambda j: j.numpy.linalg.qr, (a,)),
             ("eigh", tnp.linalg.eigh, np.linalg.eigh, lambda j: j.numpy.linalg.eigh, (a,)),
             ("det", tnp.linalg.det, np.linalg.det, lambda j: j.numpy.linalg.det, (a,)),
+            ("svd", tnp.linalg.svd, np.linalg.svd, lambda j: j.numpy.linalg.svd, (a,)),
         ]
         for name, ours, numpy_fn, jax_fn, args in cases:
+            if name == "svd" and not lapack.enabled():
+                continue
             program = ts.program(ours)
             device_args = [ts.asarray(x) for x in args]
             fns: dict[str, Callable[[], Any]] = {

@@ -30,7 +30,7 @@ def _missing_lapack(platform: str) -> NotImplementedError:
     else:
         where = "on CPU without jaxlib's LAPACK kernels (they bind to SciPy's LAPACK: is SciPy installed?)"
     return NotImplementedError(
-        f"svd (tnp.linalg.svd, pinv, lstsq, matrix_rank, cond, norm ord=2/-2/'nuc') cannot be lowered {where}. "
+        f"svd (tnp.linalg.svd, svdvals, pinv, lstsq, matrix_rank, cond) cannot be lowered {where}. "
         "SVD is lowered only through LAPACK's gesdd on CPU: install SciPy (`pip install scipy`, or the "
         "'tensorstage[lapack]' extra), leave TENSORSTAGE_LAPACK unset, and compile for the CPU device."
     )
