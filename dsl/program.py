@@ -250,9 +250,13 @@ class Program(Generic[P, R]):
         specs.extend([None] * (len(leaves) - len(specs)))
         avals = list(signature.avals)
         where = _leaf_names(signature.treedef, names)
+        # Equal input types become one Aval object (avals are immutable), so the comparisons of every equation
+        # staged from them (memoized shape rules, same-type fast paths) succeed on identity.
+        same: dict[tuple[Any, ...], Aval] = {}
         for i, aval in enumerate(avals):
             if aval is not None:
-                avals[i] = binder.aval_from_example(specs[i], aval, f"argument {where[i]}")
+                typed = binder.aval_from_example(specs[i], aval, f"argument {where[i]}")
+                avals[i] = same.setdefault(typed._key, typed)
         traced = trace_flat(_unwrap_static(self.fn), signature.treedef, leaves, signature.dynamic, avals, signature.weak)
         if traced.closure:
             raise ShapeError(

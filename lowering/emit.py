@@ -447,12 +447,12 @@ def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: 
     )
     results = ", ".join(tensor_type(a) for a in graph.out_avals)
     safe_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "tensorstage"
-    return (
+    header = (
         f"module @{safe_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {num_replicas} : i32}} {{\n"
-        f"  func.func public @main({params}) -> ({results}) {{\n"
-        + "\n".join(emitter.lines)
-        + "\n  }\n}\n"
+        f"  func.func public @main({params}) -> ({results}) {{"
     )
+    # One join builds the whole text: each concatenation of a large module would copy (and fault in) it again.
+    return "\n".join([header, *emitter.lines, "  }\n}\n"])
 
 
 def _donation_aliases(graph: Graph, donated: set[int]) -> dict[int, int]:

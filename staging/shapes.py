@@ -90,21 +90,31 @@ _MEMO_LIMIT = 4096
 def memoized_shape_rule(rule: F) -> F:
     """Cache a pure shape rule by its operand types and params, for rules run on nearly every staged equation.
     Bounded, and only successful results are kept, so errors are raised afresh (with their location) each time."""
-    cache: dict[Hashable, Any] = {}
+    # Per key: the result, and the position of the operand whose type it is (-1 if none). A hit returns that
+    # operand's own Aval object, so equal types met later in the same graph compare by identity.
+    cache: dict[Hashable, tuple[Any, int]] = {}
 
     @functools.wraps(rule)
     def cached(*avals: Any, **params: Any) -> Any:
         key = (avals, tuple(params.items()))
         try:
-            return cache[key]
+            out, same = cache[key]
         except KeyError:
             pass
         except TypeError:  # unhashable params (lists): not worth caching
             return rule(*avals, **params)
+        else:
+            return out if same < 0 else avals[same]
         out = rule(*avals, **params)
+        same = -1
+        if isinstance(out, Aval):
+            for i, aval in enumerate(avals):
+                if aval is out or aval == out:
+                    same = i
+                    break
         if len(cache) >= _MEMO_LIMIT:
             cache.clear()
-        cache[key] = out
-        return out
+        cache[key] = (out, same)
+        return out if same < 0 else avals[same]
 
     return cast(F, cached)

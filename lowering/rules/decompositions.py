@@ -233,36 +233,47 @@ def _eigh(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Valu
 def _canonical_signs(em: Emitter, v: Value) -> Value:
     """Eigenvectors with their largest-magnitude component positive: a deterministic sign for each (Jacobi's
     and LAPACK's signs differ), locally constant, so the derivative rules hold unchanged."""
-    aval = v.aval
+    return apply_signs(em, v, vector_signs(em, v, -2), -2)
+
+
+def vector_signs(em: Emitter, x: Value, axis: int) -> Value:
+    """Per vector of ``x`` (vectors run along matrix axis ``axis``: -2 for columns, -1 for rows), +1 or -1 so that
+    the vector's largest-magnitude component becomes positive (on exact ties: the sum of the tied components)."""
+    aval = x.aval
     n = aval.ndim
-    columns = Aval((*aval.shape[:-2], aval.shape[-1]), aval.dtype)
+    reduced = n + axis
+    kept = n - 1 if axis == -2 else n - 2
+    vec_aval = Aval((*aval.shape[:-2], aval.shape[kept]), aval.dtype)
     scalar = Aval((), aval.dtype)
-    magnitude = em.op("stablehlo.abs", [v], [aval])[0]
+    spread_dims = i64_array([*range(n - 2), kept])
+    magnitude = em.op("stablehlo.abs", [x], [aval])[0]
     largest_body = em.region([scalar, scalar], lambda r, xs: r.op("stablehlo.maximum", xs, [scalar]))
     largest = em.op(
-        "stablehlo.reduce", [magnitude, em.scalar(0, aval.dtype)], [columns], f"dimensions = {i64_array([n - 2])}",
+        "stablehlo.reduce", [magnitude, em.scalar(0, aval.dtype)], [vec_aval], f"dimensions = {i64_array([reduced])}",
         [largest_body],
     )[0]
-    spread = em.op(
-        "stablehlo.broadcast_in_dim", [largest], [aval], f"broadcast_dimensions = {i64_array([*range(n - 2), n - 1])}"
-    )[0]
+    spread = em.op("stablehlo.broadcast_in_dim", [largest], [aval], f"broadcast_dimensions = {spread_dims}")[0]
     zero = widen(em, em.scalar(0, aval.dtype), aval.shape)
-    picked = em.op("stablehlo.select", [compare(em, magnitude, spread, "EQ"), v, zero], [aval])[0]
+    picked = em.op("stablehlo.select", [compare(em, magnitude, spread, "EQ"), x, zero], [aval])[0]
     sum_body = em.region([scalar, scalar], lambda r, xs: r.op("stablehlo.add", xs, [scalar]))
     total = em.op(
-        "stablehlo.reduce", [picked, em.scalar(0, aval.dtype)], [columns], f"dimensions = {i64_array([n - 2])}",
+        "stablehlo.reduce", [picked, em.scalar(0, aval.dtype)], [vec_aval], f"dimensions = {i64_array([reduced])}",
         [sum_body],
     )[0]
-    negative = compare(em, total, widen(em, em.scalar(0, aval.dtype), columns.shape), "LT")
-    sign = em.op(
-        "stablehlo.select",
-        [negative, widen(em, em.scalar(-1, aval.dtype), columns.shape), widen(em, em.scalar(1, aval.dtype), columns.shape)],
-        [columns],
+    negative = compare(em, total, widen(em, em.scalar(0, aval.dtype), vec_aval.shape), "LT")
+    minus = widen(em, em.scalar(-1, aval.dtype), vec_aval.shape)
+    plus = widen(em, em.scalar(1, aval.dtype), vec_aval.shape)
+    return em.op("stablehlo.select", [negative, minus, plus], [vec_aval])[0]
+
+
+def apply_signs(em: Emitter, x: Value, signs: Value, axis: int) -> Value:
+    """``x`` with vector ``i`` (along matrix axis ``axis``) multiplied by ``signs[..., i]``."""
+    n = x.aval.ndim
+    kept = n - 1 if axis == -2 else n - 2
+    spread = em.op(
+        "stablehlo.broadcast_in_dim", [signs], [x.aval], f"broadcast_dimensions = {i64_array([*range(n - 2), kept])}"
     )[0]
-    signs = em.op(
-        "stablehlo.broadcast_in_dim", [sign], [aval], f"broadcast_dimensions = {i64_array([*range(n - 2), n - 1])}"
-    )[0]
-    return em.op("stablehlo.multiply", [v, signs], [aval])[0]
+    return em.op("stablehlo.multiply", [x, spread], [x.aval])[0]
 
 
 def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:

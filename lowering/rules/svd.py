@@ -18,7 +18,7 @@ from ...staging.ir import Aval
 from ...staging.primitives import svd as SV
 from .. import lapack
 from ..emit import Emitter, Value, i64_array, lowers
-from .decompositions import _lapack_call, _nan_where_failed, _slice, _triangle
+from .decompositions import _lapack_call, _nan_where_failed, _slice, _triangle, apply_signs, vector_signs
 from .elementwise import compare, widen
 
 
@@ -36,55 +36,15 @@ def _missing_lapack(platform: str) -> NotImplementedError:
     )
 
 
-def _column_signs(em: Emitter, x: Value, axis: int) -> Value:
-    """Per vector of ``x`` (vectors run along matrix axis ``axis``: -2 for columns, -1 for rows), +1 or -1 so that
-    the vector's largest-magnitude component becomes positive (on exact ties: the sum of the tied components)."""
-    aval = x.aval
-    n = aval.ndim
-    reduced = n + axis
-    kept = n - 1 if axis == -2 else n - 2
-    vec_aval = Aval((*aval.shape[:-2], aval.shape[kept]), aval.dtype)
-    scalar = Aval((), aval.dtype)
-    spread_dims = i64_array([*range(n - 2), kept])
-    magnitude = em.op("stablehlo.abs", [x], [aval])[0]
-    largest_body = em.region([scalar, scalar], lambda r, xs: r.op("stablehlo.maximum", xs, [scalar]))
-    largest = em.op(
-        "stablehlo.reduce", [magnitude, em.scalar(0, aval.dtype)], [vec_aval], f"dimensions = {i64_array([reduced])}",
-        [largest_body],
-    )[0]
-    spread = em.op("stablehlo.broadcast_in_dim", [largest], [aval], f"broadcast_dimensions = {spread_dims}")[0]
-    zero = widen(em, em.scalar(0, aval.dtype), aval.shape)
-    picked = em.op("stablehlo.select", [compare(em, magnitude, spread, "EQ"), x, zero], [aval])[0]
-    sum_body = em.region([scalar, scalar], lambda r, xs: r.op("stablehlo.add", xs, [scalar]))
-    total = em.op(
-        "stablehlo.reduce", [picked, em.scalar(0, aval.dtype)], [vec_aval], f"dimensions = {i64_array([reduced])}",
-        [sum_body],
-    )[0]
-    negative = compare(em, total, widen(em, em.scalar(0, aval.dtype), vec_aval.shape), "LT")
-    minus = widen(em, em.scalar(-1, aval.dtype), vec_aval.shape)
-    plus = widen(em, em.scalar(1, aval.dtype), vec_aval.shape)
-    return em.op("stablehlo.select", [negative, minus, plus], [vec_aval])[0]
-
-
-def _apply_signs(em: Emitter, x: Value, signs: Value, axis: int) -> Value:
-    """``x`` with vector ``i`` (along matrix axis ``axis``) multiplied by ``signs[..., i]``."""
-    n = x.aval.ndim
-    kept = n - 1 if axis == -2 else n - 2
-    spread = em.op(
-        "stablehlo.broadcast_in_dim", [signs], [x.aval], f"broadcast_dimensions = {i64_array([*range(n - 2), kept])}"
-    )[0]
-    return em.op("stablehlo.multiply", [x, spread], [x.aval])[0]
-
-
 def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
     """``u`` with each column's largest-magnitude component positive, and the first ``k`` rows of ``vh`` flipped
     to match; rows of ``vh`` beyond ``k`` (complete ``vh`` of a wide matrix) get the rule on their own."""
-    u_signs = _column_signs(em, u, -2)
+    u_signs = vector_signs(em, u, -2)
     batch = u.aval.shape[:-2]
     cols, rows = u.aval.shape[-1], vh.aval.shape[-2]
     paired = u_signs if cols == k else _slice(em, u_signs, (*batch, k))
     if rows > k:
-        own = _column_signs(em, vh, -1)
+        own = vector_signs(em, vh, -1)
         rest_aval = Aval((*batch, rows - k), vh.aval.dtype)
         nb = len(batch)
         props = (
@@ -95,7 +55,7 @@ def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
         paired = em.op(
             "stablehlo.concatenate", [paired, rest], [Aval((*batch, rows), vh.aval.dtype)], f"dimension = {nb} : i64"
         )[0]
-    return _apply_signs(em, u, u_signs, -2), _apply_signs(em, vh, paired, -1)
+    return apply_signs(em, u, u_signs, -2), apply_signs(em, vh, paired, -1)
 
 
 def _identity(em: Emitter, aval: Aval) -> Value:

@@ -38,7 +38,10 @@ def _shape_rule(name: str, allowed: frozenset[Any], what: str, out_dtype: np.dty
     def rule(*avals: Aval) -> Aval:
         # Fast path, the common case: one allowed dtype and one type among the shaped operands. The general
         # checks below give the same result then; they run for everything else and produce the errors.
-        dtype = avals[0].dtype
+        first = avals[0]
+        dtype = first.dtype
+        if len(avals) < 3 and avals[-1] is first and dtype in allowed:  # one operand, or two of one type
+            return first if out_dtype is None else first.with_dtype(out_dtype)
         ref = None
         for aval in avals:
             if aval.dtype != dtype or dtype not in allowed:

@@ -101,7 +101,7 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
     out = dot_general(ct, y, c, b) if ct_first else dot_general(y, ct, c, b)
     if perm is not None:
         out = S.transpose(out, perm)
-    return S.reshape(out, x.shape, x.dims)
+    return S.reshape_like(out, x)
 
 
 _Plan = tuple[bool, Dims, Dims, "tuple[int, ...] | None"]

@@ -88,7 +88,7 @@ def _broadcast_vjp(
         broadcast_dimensions[i] for i in range(x.aval.ndim) if x.aval.shape[i] != shape[broadcast_dimensions[i]]
     )
     summed = R.reduce_sum(ct, tuple(sorted(new_axes + stretched))) if new_axes or stretched else ct
-    return (reshape(summed, x.aval.shape, x.aval.dims),)
+    return (reshape_like(summed, x.aval),)
 
 
 @broadcast_in_dim_p.def_batch
@@ -132,6 +132,14 @@ def reshape(x: Atom, new_sizes: Sequence[int], names: Sequence[DimName] | None =
     return bind(reshape_p, x, new_sizes=sizes, names=names_t)  # type: ignore[no-any-return]
 
 
+def reshape_like(x: Atom, aval: Aval) -> Atom:
+    """``reshape(x, aval.shape, aval.dims)``: VJP rules give cotangents their operand's shape and dim names
+    with it, mostly to a type ``x`` already has (then ``x`` itself, found without building the arguments)."""
+    if x.aval is aval or x.aval == aval:
+        return x
+    return reshape(x, aval.shape, aval.dims)
+
+
 @reshape_p.def_jvp
 def _reshape_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
     (t,) = tangents
@@ -142,7 +150,7 @@ def _reshape_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Sequence[Ato
 def _reshape_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, **params: Any) -> Any:
     (ct,) = cts
     x = primals[0]
-    return (Zero(x.aval),) if isinstance(ct, Zero) else (reshape(ct, x.aval.shape, x.aval.dims),)
+    return (Zero(x.aval),) if isinstance(ct, Zero) else (reshape_like(ct, x.aval),)
 
 
 @reshape_p.def_batch
