@@ -127,14 +127,16 @@ class Program(Generic[P, R]):
             return self.fn(*args, **kwargs)  # a program called inside another program inlines
         if not kwargs and not self._static_set:  # the commonest call, all positional Arrays, inlined
             parts: list[Hashable] = [len(args)]
+            buffers = []
             for arg in args:
                 if type(arg) is not Array:
                     break
                 parts.append(arg._aval)
+                buffers.append(arg.buffer)
             else:
                 compiled = self._dispatch.get(tuple(parts))
                 if compiled is not None:
-                    return compiled.run(args)  # type: ignore[no-any-return]
+                    return compiled.run_buffers(buffers, args)  # type: ignore[no-any-return]
         try:
             key, dynamic = call_key(args, kwargs, self._static_set, self.scalars_dynamic)
             compiled = self._dispatch.get(key)
@@ -458,7 +460,8 @@ class Compiled(Generic[P, R]):
         self._used = [False]
         self.from_disk_cache = False  # True when the executable was deserialized from the persistent cache
         # Executes on already-validated dynamic leaves; ``call_flat`` is the checked entry point.
-        self.run: Callable[[Sequence[Any]], Any] = _runner(
+        # ``run_buffers``: the same on the buffers of Arrays the caller already found to be plain Arrays.
+        self.run, self.run_buffers = _runner(
             self._execute, self._handlers, self.out_avals, self._out_tree, in_layouts, device.xla, self._used
         )
 
@@ -555,9 +558,11 @@ def _runner(
     in_layouts: tuple[tuple[np.dtype[Any], tuple[int, ...]], ...],
     device: Any,
     used: list[bool],
-) -> Callable[[Sequence[Any]], Any]:
-    """The per-call work of a Compiled as one closure over everything it needs (no attribute lookups, and no
-    reference back to the Compiled, so dropping a Compiled frees its executable at once)."""
+) -> tuple[Callable[[Sequence[Any]], Any], Callable[[list[Any], Sequence[Any]], Any]]:
+    """The per-call work of a Compiled as closures over everything it needs (no attribute lookups, and no
+    reference back to the Compiled, so dropping a Compiled frees its executable at once): ``run(dynamic)`` on
+    the validated dynamic leaves, and ``run_buffers(buffers, arrays)`` on the buffers of ``arrays``, all plain
+    Arrays (their buffers go in as they are when on this device, else ``run`` moves them)."""
     sharding = runtime.single_device_sharding(device)
     devices = [device]
     put = runtime.put_contiguous
@@ -597,6 +602,15 @@ def _runner(
             else:  # host data, or arrays on another device
                 buffers = [transfer(leaf, aval) for leaf, aval in zip(dynamic, in_buffer_avals, strict=True)]
                 break
+        return execute_buffers(buffers)
+
+    def run_buffers(buffers: list[Any], arrays: Sequence[Any]) -> Any:
+        for buffer in buffers:
+            if buffer._sharding is not sharding:  # on another device, or split over several
+                return run(arrays)
+        return execute_buffers(buffers)
+
+    def execute_buffers(buffers: list[Any]) -> Any:
         used[0] = True
         try:
             outs = execute(buffers).consume_with_handlers(handlers)
@@ -610,7 +624,7 @@ def _runner(
             return tuple(arrays)
         return pytree.unflatten(out_tree, arrays)
 
-    return run
+    return run, run_buffers
 
 
 def _explain_execute_error(exc: Exception, buffers: Sequence[Any]) -> None:
