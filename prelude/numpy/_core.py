@@ -15,7 +15,7 @@ from ...array import as_host_array
 from ...dims import Dim
 from ...program import Program
 from ...staging import dtypes as _dt
-from ...staging.builder import call_at_user_line, is_staging
+from ...staging.builder import _STACK
 from ...staging.errors import DTypeError, ShapeError, StagingError
 from ...staging.ir import Atom, Aval, DimName, Literal, format_dims, scalar_aval
 from ...staging.primitives import structural as S
@@ -35,13 +35,21 @@ def op(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            if is_staging():
+            if _STACK:  # staging
                 if not kwargs:
                     for arg in args:
                         if type(arg) not in _INERT:
                             break
                     else:  # no user code can run inside: find the user's line once for all the op's equations
-                        return call_at_user_line(fn, args)
+                        # ``call_at_user_line(fn, args)``, written out (this runs per op staged)
+                        builder = _STACK[-1]
+                        if builder.loc is not None:  # a transform replaying a graph has pinned one already
+                            return fn(*args)
+                        builder.loc = user_location()
+                        try:
+                            return fn(*args)
+                        finally:
+                            builder.loc = None
                 return fn(*args, **kwargs)
             return eager(*args, **kwargs)
         except StagingError as err:  # a primitive's error: say which op the user called

@@ -6,6 +6,7 @@ Python scalars adopt the array's dtype.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -15,13 +16,15 @@ from ...dtypes import DType, Floating, bool_, to_numpy
 from ...op_signatures import Binary, Comparison, as_binary, as_comparison, as_where
 from ...shape_typing import FloatUnary
 from ...staging import dtypes as _dt
-from ...staging.builder import bind
+from ...staging.builder import _STACK, bind
+from ...staging.errors import StagingError
 from ...staging.ir import Atom, Literal, scalar_aval
 from ...staging.primitive import Primitive
+from ...staging.source import user_location
 from ...staging.primitives import elementwise as E
 from ...tensor import Tensor, Traced
 from ._core import (
-    as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap,
+    _named, as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap,
 )
 
 DT = TypeVar("DT", bound=DType)
@@ -380,6 +383,61 @@ def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DType] | Any) -> Tensor[An
     if target == _dt.BOOL and a.aval.dtype != _dt.BOOL:
         return wrap(bind(E.ne_p, a, E.scalar(0, a)))
     return wrap(E.convert(a, target))
+
+
+# ------------------------------------------------------------------------ operators of staged tensors
+# ``x + y`` on a staged tensor runs ``Tensor.__add__`` -> ``add`` (the op wrapper) -> ``call_at_user_line`` ->
+# ``_binary`` -> ``bind``. ``Traced`` gets operator methods that stage the common cases (two staged operands of
+# one dtype, or one and a Python number beside a float tensor) in one frame, with what that chain gives: the
+# same equations at the same user line, and errors named by the op as the wrapper names them. Everything else
+# (weak scalars, NumPy arrays, no staging) takes the op as before.
+
+
+def _fast_operator(name: str, prim: Primitive, slow: Callable[[Any, Any], Any], reflected: bool) -> Any:
+    def method(self: Any, other: Any) -> Any:
+        if not _STACK or type(self) is not Traced:
+            return slow(other, self) if reflected else slow(self, other)
+        kind = type(other)
+        try:
+            if kind is Traced:
+                a, b = (other.atom, self.atom) if reflected else (self.atom, other.atom)
+                if a.aval is b.aval or a.aval == b.aval:
+                    return Traced(bind(prim, a, b))
+                if a.aval.dtype != b.aval.dtype:
+                    return slow(other, self) if reflected else slow(self, other)
+                builder = _STACK[-1]
+                if builder.loc is not None:  # as ``call_at_user_line``: one user line for the broadcast too
+                    a, b = broadcast_atoms(name, [a, b])
+                    return Traced(bind(prim, a, b))
+                builder.loc = user_location()
+                try:
+                    a, b = broadcast_atoms(name, [a, b])
+                    return Traced(bind(prim, a, b))
+                finally:
+                    builder.loc = None
+            if (kind is float or kind is int) and _dt.is_float(self.atom.aval.dtype):
+                x = self.atom
+                y = _number(other, x.aval.dtype)
+                return Traced(bind(prim, y, x) if reflected else bind(prim, x, y))
+        except StagingError as err:  # as the op wrapper: say which op the user called
+            raise err.within(name)
+        except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
+            raise _named(exc, name) from exc
+        return slow(other, self) if reflected else slow(self, other)
+
+    return method
+
+
+for _dunder, _name, _prim, _slow, _reflected in (
+    ("__add__", "add", E.add_p, add, False),
+    ("__radd__", "add", E.add_p, add, True),
+    ("__sub__", "subtract", E.sub_p, subtract, False),
+    ("__rsub__", "subtract", E.sub_p, subtract, True),
+    ("__mul__", "multiply", E.mul_p, multiply, False),
+    ("__rmul__", "multiply", E.mul_p, multiply, True),
+):
+    setattr(Traced, _dunder, _fast_operator(_name, _prim, _slow, _reflected))
+del _dunder, _name, _prim, _slow, _reflected
 
 
 __all__ = [

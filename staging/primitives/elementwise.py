@@ -42,6 +42,13 @@ def _shape_rule(name: str, allowed: frozenset[Any], what: str, out_dtype: np.dty
         dtype = first.dtype
         if len(avals) < 3 and avals[-1] is first and dtype in allowed:  # one operand, or two of one type
             return first if out_dtype is None else first.with_dtype(out_dtype)
+        if len(avals) == 2 and out_dtype is None:  # a rank-0 operand beside a shaped one of its dtype
+            second = avals[1]
+            if second.dtype is dtype and dtype in allowed:
+                if not first.shape:
+                    return second
+                if not second.shape:
+                    return first
         ref = None
         for aval in avals:
             if aval.dtype != dtype or dtype not in allowed:
@@ -164,10 +171,11 @@ def _binary_vjp(
         (ct,) = cts
         if isinstance(ct, Zero):
             return (Zero(primals[0].aval), Zero(primals[1].aval))
-        gx, gy = partials(ct, primals[0], primals[1], outs[0])
-        return tuple(
-            _unbroadcast_scalar(g, p) if (want and g is not None) else Zero(p.aval)
-            for g, p, want in zip((gx, gy), primals, wants)
+        x, y = primals
+        gx, gy = partials(ct, x, y, outs[0])
+        return (
+            _unbroadcast_scalar(gx, x) if (wants[0] and gx is not None) else Zero(x.aval),
+            _unbroadcast_scalar(gy, y) if (wants[1] and gy is not None) else Zero(y.aval),
         )
 
     return rule

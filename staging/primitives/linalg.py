@@ -64,8 +64,11 @@ def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims) 
 
 
 def dot_general(lhs: Atom, rhs: Atom, contracting: Dims, batch: Dims = ((), ())) -> Atom:
-    c = (tuple(contracting[0]), tuple(contracting[1]))
-    b = (tuple(batch[0]), tuple(batch[1]))
+    c, b = contracting, batch
+    if type(c) is not tuple or len(c) != 2 or type(c[0]) is not tuple or type(c[1]) is not tuple:
+        c = (tuple(c[0]), tuple(c[1]))
+    if type(b) is not tuple or len(b) != 2 or type(b[0]) is not tuple or type(b[1]) is not tuple:
+        b = (tuple(b[0]), tuple(b[1]))
     return bind(dot_general_p, lhs, rhs, contracting=c, batch=b)  # type: ignore[no-any-return]
 
 

@@ -81,14 +81,31 @@ def _broadcast_vjp(
     x = primals[0]
     if isinstance(ct, Zero):
         return (Zero(x.aval),)
-    from . import reductions as R
+    key: Any = (x.aval.shape, shape, broadcast_dimensions)
+    try:
+        summed_axes = _BROADCAST_VJP_AXES.get(key)
+    except TypeError:  # params given as lists
+        key, summed_axes = None, None
+    if summed_axes is None:
+        new_axes = tuple(a for a in range(len(shape)) if a not in broadcast_dimensions)
+        stretched = tuple(
+            broadcast_dimensions[i] for i in range(x.aval.ndim) if x.aval.shape[i] != shape[broadcast_dimensions[i]]
+        )
+        summed_axes = tuple(sorted(new_axes + stretched))
+        if key is not None:
+            if len(_BROADCAST_VJP_AXES) >= 1024:
+                _BROADCAST_VJP_AXES.clear()
+            _BROADCAST_VJP_AXES[key] = summed_axes
+    if summed_axes:
+        from . import reductions as R
 
-    new_axes = tuple(a for a in range(len(shape)) if a not in broadcast_dimensions)
-    stretched = tuple(
-        broadcast_dimensions[i] for i in range(x.aval.ndim) if x.aval.shape[i] != shape[broadcast_dimensions[i]]
-    )
-    summed = R.reduce_sum(ct, tuple(sorted(new_axes + stretched))) if new_axes or stretched else ct
-    return (reshape_like(summed, x.aval),)
+        ct = R.reduce_sum(ct, summed_axes)
+    return (reshape_like(ct, x.aval),)
+
+
+# The axes ``_broadcast_vjp`` sums, by operand shape, result shape and broadcast dimensions (a function of those
+# alone; bounded).
+_BROADCAST_VJP_AXES: dict[Any, tuple[int, ...]] = {}
 
 
 @broadcast_in_dim_p.def_batch

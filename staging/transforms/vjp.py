@@ -62,31 +62,40 @@ def vjp_emit(
     is_float = dtypes.is_float
     env_get = env.get
     is_active_atom = active.__contains__
-    for eqn in graph.eqns:
-        # Operands and activity with C-level maps: a literal reads as itself and is inactive.
-        ins = list(map(env_get, eqn.inputs, eqn.inputs))
-        in_active = list(map(is_active_atom, eqn.inputs))
-        is_active = eqn.primitive.differentiable and True in in_active
-        backward: Backward | None = None
-        saved = builder.loc  # as ``located(eqn.loc)``, without a context manager per equation
-        if eqn.loc is not None:
-            builder.loc = eqn.loc
-        try:
-            forward = eqn.primitive.vjp_forward if is_active else None
+    saved = builder.loc  # as ``located(eqn.loc)`` per equation, without a context manager or a try each
+    try:
+        for eqn in graph.eqns:
+            # Operands and activity with C-level maps: a literal reads as itself and is inactive.
+            ins = list(map(env_get, eqn.inputs, eqn.inputs))
+            in_active = list(map(is_active_atom, eqn.inputs))
+            prim = eqn.primitive
+            is_active = prim.differentiable and True in in_active
+            backward: Backward | None = None
+            builder.loc = eqn.loc if eqn.loc is not None else saved
+            forward = prim.vjp_forward if is_active else None
             if forward is not None:
                 out_seq, backward = forward(ins, in_active, **eqn.params)
                 outs = list(out_seq)
             else:
                 out = rebind(eqn, ins)
-                outs = list(out) if eqn.primitive.multiple_results else [out]
-        finally:
-            builder.loc = saved
-        for var, value in zip(eqn.outputs, outs, strict=True):
-            env[var] = value
-            if is_active and is_float(var.aval.dtype):  # has_tangent, inlined
-                active.add(var)
-        if is_active:
-            tape.append(_new_active((eqn, ins, outs, in_active, backward)))
+                outs = list(out) if prim.multiple_results else [out]
+            outputs = eqn.outputs
+            if len(outputs) == 1 and len(outs) == 1:
+                var = outputs[0]
+                env[var] = outs[0]
+                if is_active:
+                    if is_float(var.aval.dtype):  # has_tangent, inlined
+                        active.add(var)
+                    tape.append(_new_active((eqn, ins, outs, in_active, backward)))
+                continue
+            for var, value in zip(outputs, outs, strict=True):
+                env[var] = value
+                if is_active and is_float(var.aval.dtype):
+                    active.add(var)
+            if is_active:
+                tape.append(_new_active((eqn, ins, outs, in_active, backward)))
+    finally:
+        builder.loc = saved
 
     cts: dict[Atom, MaybeZero] = {}
 
@@ -111,9 +120,7 @@ def vjp_emit(
             out_cts = [_pop(cts, v) for v in eqn.outputs]
             if all(isinstance(c, Zero) for c in out_cts):
                 continue
-        saved = builder.loc
-        if eqn.loc is not None:
-            builder.loc = eqn.loc
+        builder.loc = eqn.loc if eqn.loc is not None else saved
         try:
             result = _apply_rule(entry, out_cts)
             for atom, in_ct, is_in_active in zip(eqn.inputs, result, entry.wants, strict=True):
