@@ -298,18 +298,37 @@ class Emitter:
         new_value = _new_value
         locs = _LOC_TEXT
         last_loc: object = graph  # no equation's location: the first equation sets ``self.loc``
+        here = saved  # ``self.loc``, read per line
         for eqn in graph.eqns:
             loc = eqn.loc
             if loc is not last_loc:  # consecutive equations mostly share one user line
                 last_loc = loc
-                self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
+                here = self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
             # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
             # constant located, like the op, at this equation's line.
             ins: list[Value | None] = list(map(get, eqn.inputs))
             outputs = eqn.outputs
             if None in ins:
                 if eqn.primitive in splats and len(outputs) == 1 and outputs[0].aval.shape:
-                    ins = self._splat_literals(eqn.inputs, ins, env, outputs[0].aval)
+                    out = outputs[0].aval
+                    lit = eqn.inputs[0] if ins[0] is None else eqn.inputs[-1]
+                    if (  # ``_splat_literals`` written out for a binary op's one literal, of the result's dtype
+                        len(ins) == 2
+                        and (ins[0] is None) is not (ins[1] is None)
+                        and isinstance(lit, Literal)
+                        and not lit.aval.shape
+                        and lit.aval.dtype is out.dtype
+                        and lit.value.dtype is out.dtype
+                        and 0 not in out.shape
+                        and (props := _SPLAT_TEXT.get((out.shape, out.dtype, lit.value.tobytes()))) is not None
+                    ):
+                        counter[0] += 1
+                        head = f"%{counter[0]}"
+                        result_type = types.get((out.shape, out.dtype)) or tensor_type(out)
+                        append(f'{indent}{head} = "stablehlo.constant"() <{{{props}}}> : () -> {result_type} {here}')
+                        ins[0 if ins[0] is None else 1] = new_value((head, out, result_type))
+                    else:
+                        ins = self._splat_literals(eqn.inputs, ins, env, out)
                 else:
                     ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
             plain = plain_ops.get(eqn.primitive)
@@ -326,7 +345,7 @@ class Emitter:
                         result_type = types.get((shape, aval.dtype)) or tensor_type(aval)
                         append(
                             f'{indent}{head} = "{plain}"({a.name}, {b.name}) : '  # type: ignore[union-attr]
-                            f"({a.type}, {b.type}) -> {result_type} {self.loc}"  # type: ignore[union-attr]
+                            f"({a.type}, {b.type}) -> {result_type} {here}"  # type: ignore[union-attr]
                         )
                         env[outputs[0]] = new_value((head, aval, result_type))
                         continue
@@ -336,7 +355,7 @@ class Emitter:
                     head = f"%{counter[0]}"
                     result_type = types.get((shape, aval.dtype)) or tensor_type(aval)
                     append(
-                        f'{indent}{head} = "{plain}"({a.name}) : ({a.type}) -> {result_type} {self.loc}'  # type: ignore[union-attr]
+                        f'{indent}{head} = "{plain}"({a.name}) : ({a.type}) -> {result_type} {here}'  # type: ignore[union-attr]
                     )
                     env[outputs[0]] = new_value((head, aval, result_type))
                     continue
@@ -355,7 +374,7 @@ class Emitter:
                             result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
                             append(
                                 f'{indent}{head} = "{direct[0]}"({a.name}, {b.name}) <{{{props}}}> : '  # type: ignore[union-attr]
-                                f"({a.type}, {b.type}) -> {result_type} {self.loc}"  # type: ignore[union-attr]
+                                f"({a.type}, {b.type}) -> {result_type} {here}"  # type: ignore[union-attr]
                             )
                             env[outputs[0]] = new_value((head, aval, result_type))
                             continue
@@ -367,7 +386,7 @@ class Emitter:
                             result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
                             append(
                                 f'{indent}{head} = "{direct[0]}"({a.name}) <{{{props}}}> : '  # type: ignore[union-attr]
-                                f"({a.type}) -> {result_type} {self.loc}"  # type: ignore[union-attr]
+                                f"({a.type}) -> {result_type} {here}"  # type: ignore[union-attr]
                             )
                             env[outputs[0]] = new_value((head, aval, result_type))
                             continue

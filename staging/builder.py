@@ -144,7 +144,7 @@ def rebind(eqn: Equation, inputs: Sequence[Atom]) -> Any:
     old = eqn.inputs
     if len(inputs) == len(old):
         for new_atom, old_atom in zip(inputs, old):
-            if new_atom.aval is not old_atom.aval and new_atom.aval != old_atom.aval:
+            if new_atom.aval is not old_atom.aval and new_atom.aval._key != old_atom.aval._key:
                 break
         else:
             if not _STACK:

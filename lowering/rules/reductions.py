@@ -11,7 +11,7 @@ from ...staging import dtypes
 from ...staging.ir import Aval, scalar_aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import reductions as R
-from ..emit import Emitter, Value, dense_attr, i64_array, lowers
+from ..emit import _TYPE_TEXT, Emitter, Value, _new_value, dense_attr, i64_array, lowers, tensor_type
 from .elementwise import compare
 
 
@@ -55,6 +55,25 @@ def _reduce_rule(prim: Primitive) -> Any:
                 if len(texts) >= 64:
                     texts.clear()
                 texts[dtype] = (f"value = {dense_attr(np.asarray(_identity(prim, dtype), dtype=dtype), scalar)}", combiner)
+        elif len(outs) == 1:
+            # ``em.op`` of the init constant, ``em.binary_region`` and ``em.op`` of the reduce, written out: the
+            # same lines (one reduce per broadcast's VJP and per sum).
+            (out,) = outs
+            t = _TYPE_TEXT.get((scalar.shape, dtype)) or tensor_type(scalar)
+            result_type = _TYPE_TEXT.get((out.shape, out.dtype)) or tensor_type(out)
+            counter = em.counter
+            n = counter[0]
+            counter[0] = n + 5
+            indent, loc = em.indent, em.loc
+            em.lines.append(f'{indent}%{n + 1} = "stablehlo.constant"() <{{{known[0]}}}> : () -> {t} {loc}')
+            em.lines.append(
+                f'{indent}%{n + 5} = "stablehlo.reduce"({x.name}, %{n + 1}) <{{dimensions = {i64_array(axes)}}}> ({{\n'
+                f"{indent}  ^bb0(%{n + 2}: {t}, %{n + 3}: {t}):\n"
+                f'{indent}    %{n + 4} = "{known[1]}"(%{n + 2}, %{n + 3}) : ({t}, {t}) -> {t} {loc}\n'
+                f'{indent}    "stablehlo.return"(%{n + 4}) : ({t}) -> () {loc}\n{indent}}}) : '
+                f"({x.type}, {t}) -> {result_type} {loc}"
+            )
+            return [_new_value((f"%{n + 5}", out, result_type))]
         else:
             init = em.op("stablehlo.constant", (), (scalar,), known[0])[0]
             combiner = known[1]

@@ -40,7 +40,7 @@ _PY_NUMBERS = (float, int)  # not bool: a Python bool beside a float tensor take
 def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     if type(x) is Traced and type(y) is Traced:  # fast path: strong staged operands of one type, as they are
         a, b = x.atom, y.atom
-        if a.aval is b.aval or a.aval == b.aval:
+        if a.aval is b.aval or a.aval._key == b.aval._key:
             return wrap(bind(prim, a, b))
         if a.aval.dtype == b.aval.dtype:  # one dtype (``h + bias``): what elementwise_operands gives then
             a, b = broadcast_atoms(name, [a, b])
@@ -401,7 +401,7 @@ def _fast_operator(name: str, prim: Primitive, slow: Callable[[Any, Any], Any], 
         try:
             if kind is Traced:
                 a, b = (other.atom, self.atom) if reflected else (self.atom, other.atom)
-                if a.aval is b.aval or a.aval == b.aval:
+                if a.aval is b.aval or a.aval._key == b.aval._key:
                     return Traced(bind(prim, a, b))
                 if a.aval.dtype != b.aval.dtype:
                     return slow(other, self) if reflected else slow(self, other)

@@ -56,7 +56,7 @@ def _shape_rule(name: str, allowed: frozenset[Any], what: str, out_dtype: np.dty
             if aval.shape:
                 if ref is None:
                     ref = aval
-                elif aval is not ref and aval != ref:
+                elif aval is not ref and aval._key != ref._key:
                     break
         else:
             same = ref if ref is not None else Aval((), dtype)

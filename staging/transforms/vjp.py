@@ -127,7 +127,7 @@ def vjp_emit(
                 # Inactive inputs (literals, constants) take no cotangent; a rule's result is still checked.
                 if in_ct is not None and not isinstance(in_ct, Zero):
                     aval = atom.aval  # conform's own check first, without its call and message when types agree
-                    if in_ct.aval is not aval and in_ct.aval != aval:
+                    if in_ct.aval is not aval and in_ct.aval._key != aval._key:  # ``!=`` without its Python call
                         in_ct = conform(f"{eqn.primitive.name} VJP rule", in_ct, aval)
                     if is_in_active:
                         accumulate(atom, in_ct)
