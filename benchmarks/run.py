@@ -3,6 +3,7 @@
 
     .venv/bin/python benchmarks/run.py            # all
     .venv/bin/python benchmarks/run.py dispatch   # some
+    .venv/bin/python benchmarks/run.py --summarize   # the summary and chart again from results.json
 
 Without jax installed, the jax columns are absent and the rows that need them say so.
 """
@@ -67,6 +68,7 @@ CHECKS: list[Check] = [
      lambda r: _get(r, "dispatch: one big", "vs_numpy_copy", impl="tensorstage"), "<=", 1.5),
     ("staging, 100 layers vs jax", lambda r: _get(r, "staging", "vs_jax", layers=100), "<=", 0.2),
     ("staging, us per equation (100 layers)", lambda r: _get(r, "staging", "us_per_equation", layers=100), "<=", 5.0),
+    ("staging, us per StableHLO op (100 layers)", lambda r: _get(r, "staging", "us_per_op", layers=100), "<=", 5.0),
     ("staging, linearity: us/eqn 200 vs 50 layers", lambda r: _linearity(r), "<=", 1.25),
     ("warm start, 2100-op chain: warm/cold", lambda r: _get(r, "warm start", "warm_vs_cold", workload="chain"),
      "<=", 0.1),
@@ -123,10 +125,15 @@ def summarize(rows: list[dict[str, Any]], have_jax: bool) -> list[dict[str, Any]
 
 
 def main() -> None:
-    names = tuple(sys.argv[1:]) or all_scripts()
-    info = machine()
-    print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
-    rows = run_scripts(names)
+    if sys.argv[1:] == ["--summarize"]:  # recompute the summary and chart from results.json's rows, running nothing
+        with open(os.path.join(HERE, "results.json")) as f:
+            saved = json.load(f)
+        info, rows = saved["machine"], saved["rows"]
+    else:
+        names = tuple(sys.argv[1:]) or all_scripts()
+        info = machine()
+        print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+        rows = run_scripts(names)
     summary = summarize(rows, info["jax"] != "absent")
     with open(os.path.join(HERE, "results.json"), "w") as f:
         json.dump({"machine": info, "rows": rows, "summary": summary}, f, indent=1)
