@@ -331,65 +331,42 @@ class Emitter:
                         ins = self._splat_literals(eqn.inputs, ins, env, out)
                 else:
                     ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
-            plain = plain_ops.get(eqn.primitive)
-            if plain is not None and len(outputs) == 1:
-                # ``self.op(plain, ins, (aval,))`` written out for operands of the result's shape (one or two).
+            # Ops whose whole text follows from the op name, the params and the operands' types are written out
+            # here (``self.op(name, ins, (aval,), props)`` inlined): plain elementwise ops whose operands already
+            # have the result's shape, and ``PROPS_OPS`` (dot_general, broadcast_in_dim, ...) with one or two.
+            name: str | None = None
+            props: str | None = None
+            if len(outputs) == 1 and 0 < len(ins) <= 2:
+                plain = plain_ops.get(eqn.primitive)
+                if plain is not None:
+                    shape = outputs[0].aval.shape
+                    if ins[0].aval.shape == shape and (len(ins) == 1 or ins[1].aval.shape == shape):  # type: ignore[union-attr]
+                        name = plain
+                else:
+                    direct = props_ops.get(eqn.primitive)
+                    if direct is not None:
+                        props = direct[1](eqn.params)
+                        if props is not None:
+                            name = direct[0]
+            if name is not None:
                 aval = outputs[0].aval
-                shape = aval.shape
-                n = len(ins)
-                if n == 2:
+                counter[0] += 1
+                head = f"%{counter[0]}"
+                result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
+                attributes = f" <{{{props}}}>" if props is not None else ""
+                if len(ins) == 2:
                     a, b = ins
-                    if a.aval.shape == shape and b.aval.shape == shape:  # type: ignore[union-attr]
-                        counter[0] += 1
-                        head = f"%{counter[0]}"
-                        result_type = types.get((shape, aval.dtype)) or tensor_type(aval)
-                        append(
-                            f'{indent}{head} = "{plain}"({a.name}, {b.name}) : '  # type: ignore[union-attr]
-                            f"({a.type}, {b.type}) -> {result_type} {here}"  # type: ignore[union-attr]
-                        )
-                        env[outputs[0]] = new_value((head, aval, result_type))
-                        continue
-                elif n == 1 and ins[0].aval.shape == shape:  # type: ignore[union-attr]
-                    a = ins[0]
-                    counter[0] += 1
-                    head = f"%{counter[0]}"
-                    result_type = types.get((shape, aval.dtype)) or tensor_type(aval)
                     append(
-                        f'{indent}{head} = "{plain}"({a.name}) : ({a.type}) -> {result_type} {here}'  # type: ignore[union-attr]
+                        f'{indent}{head} = "{name}"({a.name}, {b.name}){attributes} : '  # type: ignore[union-attr]
+                        f"({a.type}, {b.type}) -> {result_type} {here}"  # type: ignore[union-attr]
                     )
-                    env[outputs[0]] = new_value((head, aval, result_type))
-                    continue
-            else:
-                direct = props_ops.get(eqn.primitive)
-                if direct is not None and len(outputs) == 1:
-                    props = direct[1](eqn.params)
-                    if props is not None:
-                        # ``self.op(name, ins, (aval,), props)`` written out for one or two operands.
-                        n = len(ins)
-                        if n == 2:
-                            a, b = ins
-                            aval = outputs[0].aval
-                            counter[0] += 1
-                            head = f"%{counter[0]}"
-                            result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
-                            append(
-                                f'{indent}{head} = "{direct[0]}"({a.name}, {b.name}) <{{{props}}}> : '  # type: ignore[union-attr]
-                                f"({a.type}, {b.type}) -> {result_type} {here}"  # type: ignore[union-attr]
-                            )
-                            env[outputs[0]] = new_value((head, aval, result_type))
-                            continue
-                        if n == 1:
-                            a = ins[0]
-                            aval = outputs[0].aval
-                            counter[0] += 1
-                            head = f"%{counter[0]}"
-                            result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
-                            append(
-                                f'{indent}{head} = "{direct[0]}"({a.name}) <{{{props}}}> : '  # type: ignore[union-attr]
-                                f"({a.type}) -> {result_type} {here}"  # type: ignore[union-attr]
-                            )
-                            env[outputs[0]] = new_value((head, aval, result_type))
-                            continue
+                else:
+                    a = ins[0]
+                    append(
+                        f'{indent}{head} = "{name}"({a.name}){attributes} : ({a.type}) -> {result_type} {here}'  # type: ignore[union-attr]
+                    )
+                env[outputs[0]] = new_value((head, aval, result_type))
+                continue
             rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
