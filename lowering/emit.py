@@ -320,12 +320,12 @@ class Emitter:
                         and lit.aval.dtype is out.dtype
                         and lit.value.dtype is out.dtype
                         and 0 not in out.shape
-                        and (props := _SPLAT_TEXT.get((out.shape, out.dtype, lit.value.tobytes()))) is not None
+                        and (splat := _SPLAT_TEXT.get((out.shape, out.dtype, lit.value.tobytes()))) is not None
                     ):
                         counter[0] += 1
                         head = f"%{counter[0]}"
                         result_type = types.get((out.shape, out.dtype)) or tensor_type(out)
-                        append(f'{indent}{head} = "stablehlo.constant"() <{{{props}}}> : () -> {result_type} {here}')
+                        append(f'{indent}{head} = "stablehlo.constant"() <{{{splat}}}> : () -> {result_type} {here}')
                         ins[0 if ins[0] is None else 1] = new_value((head, out, result_type))
                     else:
                         ins = self._splat_literals(eqn.inputs, ins, env, out)
