@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -77,20 +77,6 @@ def located(loc: SourceLoc | None) -> Iterator[None]:
         yield
     finally:
         b.loc = saved
-
-
-def call_at_user_line(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """``fn(*args)`` with every equation it records attributed to the user's line calling into the library, found
-    once instead of once per equation. Only for calls that run no user code on the way (library functions of
-    staged values and Python numbers): equations recorded by user code would carry its own lines."""
-    builder = _STACK[-1]
-    if builder.loc is not None:  # a transform replaying a graph has pinned one already
-        return fn(*args)
-    builder.loc = user_location()
-    try:
-        return fn(*args)
-    finally:
-        builder.loc = None
 
 
 def current_loc() -> SourceLoc | None:

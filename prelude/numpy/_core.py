@@ -41,7 +41,7 @@ def op(fn: F) -> F:
                         if type(arg) not in _INERT:
                             break
                     else:  # no user code can run inside: find the user's line once for all the op's equations
-                        # ``call_at_user_line(fn, args)``, written out (this runs per op staged)
+                        # (inlined: this runs per op staged)
                         builder = _STACK[-1]
                         if builder.loc is not None:  # a transform replaying a graph has pinned one already
                             return fn(*args)

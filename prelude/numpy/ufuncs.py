@@ -386,7 +386,7 @@ def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DType] | Any) -> Tensor[An
 
 
 # ------------------------------------------------------------------------ operators of staged tensors
-# ``x + y`` on a staged tensor runs ``Tensor.__add__`` -> ``add`` (the op wrapper) -> ``call_at_user_line`` ->
+# ``x + y`` on a staged tensor runs ``Tensor.__add__`` -> ``add`` (the op wrapper, which pins the user's line) ->
 # ``_binary`` -> ``bind``. ``Traced`` gets operator methods that stage the common cases (two staged operands of
 # one dtype, or one and a Python number beside a float tensor) in one frame, with what that chain gives: the
 # same equations at the same user line, and errors named by the op as the wrapper names them. Everything else
@@ -406,7 +406,7 @@ def _fast_operator(name: str, prim: Primitive, slow: Callable[[Any, Any], Any], 
                 if a.aval.dtype != b.aval.dtype:
                     return slow(other, self) if reflected else slow(self, other)
                 builder = _STACK[-1]
-                if builder.loc is not None:  # as ``call_at_user_line``: one user line for the broadcast too
+                if builder.loc is not None:  # as the op wrapper: one user line for the broadcast too
                     a, b = broadcast_atoms(name, [a, b])
                     return Traced(bind(prim, a, b))
                 builder.loc = user_location()
