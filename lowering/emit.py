@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..staging import dtypes
+from ..staging import bounded, dtypes
+from ..staging.bounded import K, V
 from ..staging.builder import gc_paused
 from ..staging.ir import Atom, Aval, Graph, Literal, SourceLoc, scalar_aval
 from ..staging.primitive import Primitive
@@ -66,6 +67,10 @@ _CONSTANT_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any], bytes], str] = {}
 # ``value = dense<X> : tensor<...>`` texts of splat constants by full shape, dtype and the one element's bytes.
 _SPLAT_TEXT: dict[tuple[tuple[int, ...], np.dtype[Any], bytes], str] = {}
 
+def remember(cache: dict[K, V], key: K, value: V, limit: int = _TEXT_CACHE_LIMIT) -> V:
+    """``bounded.remember`` with the lowering text caches' bound."""
+    return bounded.remember(cache, key, value, limit)
+
 
 def tensor_type(aval: Aval) -> str:
     key = (aval.shape, aval.dtype)
@@ -81,9 +86,7 @@ def tensor_type(aval: Aval) -> str:
             text = "tensor<" + "x".join([str(n) for n in aval.shape]) + f"x{element}>"
         else:
             text = f"tensor<{element}>"
-        if len(_TYPE_TEXT) >= _TEXT_CACHE_LIMIT:
-            _TYPE_TEXT.clear()
-        _TYPE_TEXT[key] = text
+        remember(_TYPE_TEXT, key, text)
     return text
 
 
@@ -93,9 +96,7 @@ def i64_array(values: Sequence[int]) -> str:
     if text is None:
         text = "array<i64" + (": " + ", ".join(str(int(v)) for v in values) if len(values) else "") + ">"
         if type(values) is tuple:
-            if len(_I64_TEXT) >= _TEXT_CACHE_LIMIT:
-                _I64_TEXT.clear()
-            _I64_TEXT[values] = text
+            remember(_I64_TEXT, values, text)
     return text
 
 
@@ -115,10 +116,7 @@ def _loc_text(loc: SourceLoc | None) -> str:
     text = _LOC_TEXT.get(loc)
     if text is None:
         file = loc.file.replace("\\", "\\\\").replace('"', '\\"')
-        text = f'loc("{file}":{loc.line}:0)'
-        if len(_LOC_TEXT) >= _TEXT_CACHE_LIMIT:
-            _LOC_TEXT.clear()
-        _LOC_TEXT[loc] = text
+        text = remember(_LOC_TEXT, loc, f'loc("{file}":{loc.line}:0)')
     return text
 
 
@@ -232,10 +230,7 @@ class Emitter:
         key = (aval.shape, aval.dtype, data.tobytes())
         props = _CONSTANT_TEXT.get(key)
         if props is None:
-            props = f"value = {dense_attr(data, aval)}"
-            if len(_CONSTANT_TEXT) >= _TEXT_CACHE_LIMIT:
-                _CONSTANT_TEXT.clear()
-            _CONSTANT_TEXT[key] = props
+            props = remember(_CONSTANT_TEXT, key, f"value = {dense_attr(data, aval)}")
         return self.op("stablehlo.constant", (), (aval,), props)[0]
 
     def scalar(self, value: float | int | bool, dtype: np.dtype[Any]) -> Value:
@@ -254,10 +249,7 @@ class Emitter:
         key = (shape, aval.dtype, data.tobytes())
         props = _SPLAT_TEXT.get(key)
         if props is None:
-            props = f"value = {dense_attr(data, scalar_aval(aval.dtype), tensor_type(aval))}"
-            if len(_SPLAT_TEXT) >= _TEXT_CACHE_LIMIT:
-                _SPLAT_TEXT.clear()
-            _SPLAT_TEXT[key] = props
+            props = remember(_SPLAT_TEXT, key, f"value = {dense_attr(data, scalar_aval(aval.dtype), tensor_type(aval))}")
         return self.op("stablehlo.constant", (), (aval,), props)[0]
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:

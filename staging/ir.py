@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 
 from . import dtypes
+from .bounded import remember
 
 if TYPE_CHECKING:
     from .primitive import Primitive
@@ -93,9 +94,8 @@ def scalar_aval(dtype: np.dtype[Any]) -> Aval:
     """``Aval((), dtype)``, shared (avals are immutable): Python scalars in staged code make one per operation."""
     aval = _SCALAR_AVALS.get(dtype)
     if aval is None or aval.dtype is not dtype:  # ``is``: an equal dtype object (np.float32 itself) stays as given
-        if len(_SCALAR_AVALS) >= 64:  # dtypes are few; this only bounds odd ones (byte orders, structured types)
-            _SCALAR_AVALS.clear()
-        aval = _SCALAR_AVALS[dtype] = Aval((), dtype)
+        # Dtypes are few; the bound is for odd ones (byte orders, structured types).
+        aval = remember(_SCALAR_AVALS, dtype, Aval((), dtype), 64)
     return aval
 
 

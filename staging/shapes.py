@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from . import dtypes
+from .bounded import remember
 from .errors import DTypeError, ShapeError
 from .ir import Aval, DimName
 
@@ -112,9 +113,7 @@ def memoized_shape_rule(rule: F) -> F:
                 if aval is out or aval == out:
                     same = i
                     break
-        if len(cache) >= _MEMO_LIMIT:
-            cache.clear()
-        cache[key] = (out, same)
+        remember(cache, key, (out, same), _MEMO_LIMIT)
         return out if same < 0 else avals[same]
 
     return cast(F, cached)

@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Final
 
+from .bounded import remember
 from .ir import SourceLoc
 
 
@@ -58,10 +59,7 @@ def user_location() -> SourceLoc | None:
             key = (filename, frame.f_lineno)
             loc = _locs.get(key)
             if loc is None:
-                loc = SourceLoc(_display_path(filename), frame.f_lineno)
-                if len(_locs) >= 8192:
-                    _locs.clear()
-                _locs[key] = loc
+                loc = remember(_locs, key, SourceLoc(_display_path(filename), frame.f_lineno), 8192)
             return loc
         frame = frame.f_back  # type: ignore[assignment]
     return None

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...staging.ir import Aval
 from ...staging.primitives import linalg as L
-from ..emit import PROPS_OPS, Emitter, Value, int_list, lowers
+from ..emit import PROPS_OPS, Emitter, Value, int_list, lowers, remember
 
 
 _PROPS_TEXT: dict[Any, str] = {}  # dimension-numbers text by (contracting, batch); bounded
@@ -27,10 +27,8 @@ def _dot_general(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, co
         )
         props = f"dot_dimension_numbers = {numbers}"
         try:
-            if len(_PROPS_TEXT) >= 4096:
-                _PROPS_TEXT.clear()
-            _PROPS_TEXT[(contracting, batch)] = props
-        except TypeError:
+            remember(_PROPS_TEXT, (contracting, batch), props, limit=4096)
+        except TypeError:  # axes given as lists: not kept
             pass
     return em.op("stablehlo.dot_general", args, outs, props)
 

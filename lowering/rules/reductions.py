@@ -11,7 +11,7 @@ from ...staging import dtypes
 from ...staging.ir import Aval, scalar_aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import reductions as R
-from ..emit import _TYPE_TEXT, Emitter, Value, _new_value, dense_attr, i64_array, lowers, tensor_type
+from ..emit import _TYPE_TEXT, Emitter, Value, _new_value, dense_attr, i64_array, lowers, remember, tensor_type
 from .elementwise import compare
 
 
@@ -52,9 +52,8 @@ def _reduce_rule(prim: Primitive) -> Any:
             init = em.scalar(_identity(prim, dtype), dtype)
             combiner = _combiner(prim, dtype)
             if scalar.dtype is dtype:
-                if len(texts) >= 64:
-                    texts.clear()
-                texts[dtype] = (f"value = {dense_attr(np.asarray(_identity(prim, dtype), dtype=dtype), scalar)}", combiner)
+                init_text = f"value = {dense_attr(np.asarray(_identity(prim, dtype), dtype=dtype), scalar)}"
+                remember(texts, dtype, (init_text, combiner), limit=64)
         elif len(outs) == 1:
             # ``em.op`` of the init constant, ``em.binary_region`` and ``em.op`` of the reduce, written out: the
             # same lines (one reduce per broadcast's VJP and per sum).

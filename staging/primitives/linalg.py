@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes
+from ..bounded import remember
 from ..builder import bind
 from ..errors import ShapeError
 from ..ir import Atom, Aval
@@ -97,9 +98,7 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
     if plan is None:
         plan = _cotangent_plan(x.ndim, y.aval.ndim, x_is_lhs, contracting, batch)
         if key is not None:
-            if len(_PLANS) >= 1024:
-                _PLANS.clear()
-            _PLANS[key] = plan
+            remember(_PLANS, key, plan, 1024)
     ct_first, c, b, perm = plan
     out = dot_general(ct, y, c, b) if ct_first else dot_general(y, ct, c, b)
     if perm is not None:

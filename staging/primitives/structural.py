@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..bounded import remember
 from ..builder import bind
 from ..errors import ShapeError
 from ..ir import Atom, Aval, DimName, literal
@@ -93,9 +94,7 @@ def _broadcast_vjp(
         )
         summed_axes = tuple(sorted(new_axes + stretched))
         if key is not None:
-            if len(_BROADCAST_VJP_AXES) >= 1024:
-                _BROADCAST_VJP_AXES.clear()
-            _BROADCAST_VJP_AXES[key] = summed_axes
+            remember(_BROADCAST_VJP_AXES, key, summed_axes, 1024)
     if summed_axes:
         from . import reductions as R
 
