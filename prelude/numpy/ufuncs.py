@@ -387,45 +387,34 @@ def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DType] | Any) -> Tensor[An
 
 # ------------------------------------------------------------------------ operators of staged tensors
 # ``x + y`` on a staged tensor runs ``Tensor.__add__`` -> ``add`` (the op wrapper, which pins the user's line) ->
-# ``_binary`` -> ``bind``. ``Traced`` gets operator methods that stage the common cases (two staged operands of
-# one dtype, or one and a Python number beside a float tensor) in one frame, with what that chain gives: the
-# same equations at the same user line, and errors named by the op as the wrapper names them. Everything else
-# (weak scalars, NumPy arrays, no staging) takes the op as before.
+# ``_binary`` -> ``bind``. ``Traced`` gets operator methods that go to ``_binary`` directly for a staged or
+# Python-number operand, with what the wrapper adds: the user's line pinned once, and errors named by the op.
+# Everything else (weak scalars, bools, NumPy arrays, no staging) takes the op as before.
 
 
 def _fast_operator(name: str, prim: Primitive, slow: Callable[[Any, Any], Any], reflected: bool) -> Any:
     def method(self: Any, other: Any) -> Any:
-        if not _STACK or type(self) is not Traced:
+        if not _STACK or type(self) is not Traced or type(other) not in _OPERATOR_FAST:
             return slow(other, self) if reflected else slow(self, other)
-        kind = type(other)
+        x, y = (other, self) if reflected else (self, other)
+        builder = _STACK[-1]
+        pin = builder.loc is None  # else a transform replaying a graph has pinned a line already
+        if pin:
+            builder.loc = user_location()
         try:
-            if kind is Traced:
-                a, b = (other.atom, self.atom) if reflected else (self.atom, other.atom)
-                if a.aval is b.aval or a.aval._key == b.aval._key:
-                    return Traced(bind(prim, a, b))
-                if a.aval.dtype != b.aval.dtype:
-                    return slow(other, self) if reflected else slow(self, other)
-                builder = _STACK[-1]
-                if builder.loc is not None:  # as the op wrapper: one user line for the broadcast too
-                    a, b = broadcast_atoms(name, [a, b])
-                    return Traced(bind(prim, a, b))
-                builder.loc = user_location()
-                try:
-                    a, b = broadcast_atoms(name, [a, b])
-                    return Traced(bind(prim, a, b))
-                finally:
-                    builder.loc = None
-            if (kind is float or kind is int) and _dt.is_float(self.atom.aval.dtype):
-                x = self.atom
-                y = _number(other, x.aval.dtype)
-                return Traced(bind(prim, y, x) if reflected else bind(prim, x, y))
+            return _binary(name, prim, x, y)
         except StagingError as err:  # as the op wrapper: say which op the user called
             raise err.within(name)
         except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
             raise _named(exc, name) from exc
-        return slow(other, self) if reflected else slow(self, other)
+        finally:
+            if pin:
+                builder.loc = None
 
     return method
+
+
+_OPERATOR_FAST = frozenset({Traced, float, int})  # not bool: it stays on the op's general path
 
 
 for _dunder, _name, _prim, _slow, _reflected in (
