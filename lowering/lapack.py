@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,99 +64,75 @@ def available() -> bool:
 
 
 def _kernels_agree_with_numpy() -> bool:
-    """Run every kernel once, through the real lowering rules, on a small SPD matrix per dtype and check the
-    factorizations reproduce it. A jaxlib whose FFI reads our attributes differently (we verified 0.10.2)
-    fails or raises here, and then XLA's own expansion is used instead of a wrong or failing kernel."""
+    """Run every kernel once, through the real lowering rules, on small matrices per dtype and check the results
+    against NumPy. A jaxlib whose FFI reads our attributes differently (we verified 0.10.2) fails or raises here,
+    and then XLA's own expansion is used instead of a wrong or failing kernel."""
+    try:
+        return all(
+            check(dtype, 1e-4 if dtype == np.float32 else 1e-10)
+            for check in (_factorizations_agree, _svd_agrees, _lu_agrees)
+            for dtype in _PREFIX
+        )
+    except Exception:  # a kernel that does not compile or run here
+        return False
+
+
+def _run(build: Callable[..., Sequence[Any]], *inputs: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:
+    """``build`` (primitives on one staged value per input) lowered for CPU, compiled, run on ``inputs``; its
+    results as float64 host arrays."""
     from ..staging.builder import building
     from ..staging.ir import Aval, Var
-    from ..staging.primitives import decompositions as D
     from . import backend, emit, runtime
 
-    try:
-        device = backend.cpu_client().devices()[0]
-        rng = np.random.default_rng(0)
-        for dtype in _PREFIX:
-            b = rng.standard_normal((3, 3))
-            spd = (b @ b.T + 3 * np.eye(3)).astype(dtype)
-            x = Var(Aval((3, 3), dtype))
-            with building() as builder:
-                values, vectors = D.eigh(x)
-                factors = D.qr(x)[:2]
-                graph = builder.graph([x], [D.cholesky(x), values, vectors, *factors])
-            executable = backend.compile_module(emit.module_text(graph, "lapack_self_test", platform="cpu"), [device])
-            handlers = [runtime.result_handler(a.shape, a.dtype, device) for a in graph.out_avals]
-            outs = runtime.execute(executable, [runtime.device_put(spd, device)], handlers)
-            low, w, v, q, r = (runtime.to_host(o, dtype).astype(np.float64) for o in outs)
-            tolerance = 1e-4 if dtype == np.float32 else 1e-10
-            products = (low @ low.T, (v * w) @ v.T, q @ r)
-            if not all(np.allclose(p, spd, rtol=tolerance, atol=tolerance) for p in products):
-                return False
-            if not (np.allclose(low, np.tril(low)) and np.all(np.diff(w) >= 0) and np.allclose(r, np.triu(r))):
-                return False
-    except Exception:  # a kernel that does not compile or run here: XLA's expansion
-        return False
-    return _svd_agrees_with_numpy() and _lu_agrees_with_numpy()
+    device = backend.cpu_client().devices()[0]
+    xs = [Var(Aval(x.shape, x.dtype)) for x in inputs]
+    with building() as builder:
+        graph = builder.graph(xs, list(build(*xs)))
+    executable = backend.compile_module(emit.module_text(graph, "lapack_self_test", platform="cpu"), [device])
+    handlers = [runtime.result_handler(a.shape, a.dtype, device) for a in graph.out_avals]
+    outs = runtime.execute(executable, [runtime.device_put(x, device) for x in inputs], handlers)
+    return [runtime.to_host(o, o_aval.dtype).astype(np.float64) for o, o_aval in zip(outs, graph.out_avals)]
 
 
-def _svd_agrees_with_numpy() -> bool:
-    """``gesdd`` (svd's only lowering) on a wide 3x4 matrix per dtype: the factors reproduce it, s descends."""
-    from ..staging.builder import building
-    from ..staging.ir import Aval, Var
+def _factorizations_agree(dtype: np.dtype[Any], tolerance: float) -> bool:
+    """potrf, syevd, geqrf/orgqr on an SPD 3x3 matrix: each factorization reproduces it, in its shape."""
+    from ..staging.primitives import decompositions as D
+
+    b = np.random.default_rng(0).standard_normal((3, 3))
+    spd = (b @ b.T + 3 * np.eye(3)).astype(dtype)
+    low, w, v, q, r = _run(lambda x: [D.cholesky(x), *D.eigh(x), *D.qr(x)[:2]], spd)
+    products = (low @ low.T, (v * w) @ v.T, q @ r)
+    return all(np.allclose(p, spd, rtol=tolerance, atol=tolerance) for p in products) and bool(
+        np.allclose(low, np.tril(low)) and np.all(np.diff(w) >= 0) and np.allclose(r, np.triu(r))
+    )
+
+
+def _svd_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
+    """gesdd (svd's only lowering) on a wide 3x4 matrix: the factors reproduce it, s descends."""
     from ..staging.primitives import svd as SV
-    from . import backend, emit, runtime
 
-    try:
-        device = backend.cpu_client().devices()[0]
-        for dtype in _PREFIX:
-            a = np.random.default_rng(1).standard_normal((3, 4)).astype(dtype)
-            x = Var(Aval((3, 4), dtype))
-            with building() as builder:
-                graph = builder.graph([x], list(SV.svd(x)))
-            executable = backend.compile_module(emit.module_text(graph, "lapack_svd_test", platform="cpu"), [device])
-            handlers = [runtime.result_handler(o.shape, o.dtype, device) for o in graph.out_avals]
-            outs = runtime.execute(executable, [runtime.device_put(a, device)], handlers)
-            u, s, vh = (runtime.to_host(o, dtype).astype(np.float64) for o in outs)
-            tolerance = 1e-4 if dtype == np.float32 else 1e-10
-            if not (np.allclose((u * s) @ vh, a, rtol=tolerance, atol=tolerance) and np.all(np.diff(s) <= 0)):
-                return False
-    except Exception:
-        return False
-    return True
+    a = np.random.default_rng(1).standard_normal((3, 4)).astype(dtype)
+    u, s, vh = _run(SV.svd, a)
+    return bool(np.allclose((u * s) @ vh, a, rtol=tolerance, atol=tolerance) and np.all(np.diff(s) <= 0))
 
 
-def _lu_agrees_with_numpy() -> bool:
-    """``getrf`` (through solve and slogdet) on a 3x3 matrix per dtype whose LU must pivot: ``a x = b`` and
-    ``aᵀ y = b`` hold and the sign and log|det| are NumPy's."""
-    from ..staging.builder import building
-    from ..staging.ir import Aval, Var
+def _lu_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
+    """getrf (through solve and slogdet) on a 3x3 matrix whose LU must pivot: ``a x = b`` and ``aᵀ y = b`` hold
+    and the sign and log|det| are NumPy's."""
     from ..staging.primitives import decompositions as D
-    from . import backend, emit, runtime
 
-    try:
-        device = backend.cpu_client().devices()[0]
-        a64 = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5], [-2.0, 5.0, 1.0]])  # LU of aᵀ swaps rows at both steps
-        for dtype in _PREFIX:
-            a, b = a64.astype(dtype), np.arange(6.0).reshape(3, 2).astype(dtype)
-            x, y = Var(Aval((3, 3), dtype)), Var(Aval((3, 2), dtype))
-            with building() as builder:
-                outs = [D.solve(x, y), D.solve(x, y, transpose_a=True), *D.slogdet(x)]
-                graph = builder.graph([x, y], outs)
-            executable = backend.compile_module(emit.module_text(graph, "lapack_lu_test", platform="cpu"), [device])
-            handlers = [runtime.result_handler(o.shape, o.dtype, device) for o in graph.out_avals]
-            results = runtime.execute(executable, [runtime.device_put(v, device) for v in (a, b)], handlers)
-            solved, solved_t, sign, logdet = (runtime.to_host(o, dtype).astype(np.float64) for o in results)
-            tolerance = 1e-4 if dtype == np.float32 else 1e-10
-            sign_np, logdet_np = np.linalg.slogdet(a64)
-            checks = (
-                np.allclose(a64 @ solved, b, rtol=tolerance, atol=tolerance),
-                np.allclose(a64.T @ solved_t, b, rtol=tolerance, atol=tolerance),
-                sign == sign_np and abs(logdet - logdet_np) < tolerance,
-            )
-            if not all(checks):
-                return False
-    except Exception:
-        return False
-    return True
+    a64 = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5], [-2.0, 5.0, 1.0]])  # LU of aᵀ swaps rows at both steps
+    b = np.arange(6.0).reshape(3, 2)
+    solved, solved_t, sign, logdet = _run(
+        lambda x, y: [D.solve(x, y), D.solve(x, y, transpose_a=True), *D.slogdet(x)], a64.astype(dtype), b.astype(dtype)
+    )
+    sign_np, logdet_np = np.linalg.slogdet(a64)
+    return bool(
+        np.allclose(a64 @ solved, b, rtol=tolerance, atol=tolerance)
+        and np.allclose(a64.T @ solved_t, b, rtol=tolerance, atol=tolerance)
+        and sign == sign_np
+        and abs(logdet - logdet_np) < tolerance
+    )
 
 
 def set_enabled(enabled: bool | None) -> None:
