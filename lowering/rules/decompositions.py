@@ -32,7 +32,7 @@ from ..emit import Emitter, Value, i64_array, int_list, lowers, tensor_type
 from .elementwise import compare, widen
 
 
-def _triangle(em: Emitter, x: Value, keep: str) -> Value:
+def masked_triangle(em: Emitter, x: Value, keep: str) -> Value:
     """``x`` with elements where ``row <keep> col`` fails set to zero (``GE``: lower triangle, ``LE``: upper)."""
     n = x.aval.ndim
     index = Aval(x.aval.shape, dtypes.DEFAULT_INT)
@@ -43,7 +43,7 @@ def _triangle(em: Emitter, x: Value, keep: str) -> Value:
     return em.op("stablehlo.select", [mask, x, zero], [x.aval])[0]
 
 
-def _slice(em: Emitter, x: Value, limits: Sequence[int]) -> Value:
+def leading_slice(em: Emitter, x: Value, limits: Sequence[int]) -> Value:
     """The leading ``limits`` of every axis."""
     aval = Aval(tuple(limits), x.aval.dtype)
     props = (
@@ -92,7 +92,7 @@ def _layout(rank: int, column_major: bool) -> str:
     return f"dense<[{', '.join(str(d) for d in order)}]> : tensor<{rank}xindex>"
 
 
-def _lapack_call(
+def lapack_call(
     em: Emitter, target: str, operands: Sequence[Value], results: Sequence[Aval], column_major: bool = False,
     alias: int = 0, majors: Sequence[bool] | None = None, **chars: str,
 ) -> list[Value]:
@@ -127,7 +127,7 @@ def _lapack_call(
     return [Value(f"{base}#{i}", r, t) for i, (r, t) in enumerate(zip(results, types))]
 
 
-def _nan_where_failed(em: Emitter, info: Value, x: Value) -> Value:
+def nan_where_failed(em: Emitter, info: Value, x: Value) -> Value:
     """``x`` with every matrix (or vector) whose LAPACK ``info`` is nonzero replaced by NaNs."""
     batch = info.aval.ndim
     failed = compare(em, info, widen(em, em.scalar(0, info.aval.dtype), info.aval.shape), "NE")
@@ -146,10 +146,10 @@ def _cholesky(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[
     if target is not None:
         # LAPACK sees Aᵀ: its upper triangle is A's lower one, and its factor U (Aᵀ = UᵀU) reads back as L = Uᵀ.
         info = Aval(a.aval.shape[:-2], np.dtype(np.int32))
-        factor, status = _lapack_call(em, target, [a], [a.aval, info], uplo="U")
-        return [_nan_where_failed(em, status, _triangle(em, factor, "GE"))]
+        factor, status = lapack_call(em, target, [a], [a.aval, info], uplo="U")
+        return [nan_where_failed(em, status, masked_triangle(em, factor, "GE"))]
     factor = em.op("stablehlo.cholesky", args, outs, "lower = true")[0]
-    return [_triangle(em, factor, "GE")]  # the other triangle is unspecified
+    return [masked_triangle(em, factor, "GE")]  # the other triangle is unspecified
 
 
 @lowers(D.triangular_solve_p)
@@ -176,18 +176,18 @@ def _qr(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, full_matric
     taus_aval = Aval((*batch, k), a.aval.dtype)
     geqrf = _lapack_target(em, "geqrf", a.aval)
     if geqrf is not None:
-        packed, taus = _lapack_call(em, geqrf, [a], [a.aval, taus_aval], column_major=True)
+        packed, taus = lapack_call(em, geqrf, [a], [a.aval, taus_aval], column_major=True)
     else:
         packed, taus = em.op("stablehlo.custom_call", [a], [a.aval, taus_aval], 'call_target_name = "Qr"')
     q_aval, r_aval, det_aval = outs
-    r = _triangle(em, _slice(em, packed, r_aval.shape) if r_aval.shape != a.aval.shape else packed, "LE")
+    r = masked_triangle(em, leading_slice(em, packed, r_aval.shape) if r_aval.shape != a.aval.shape else packed, "LE")
     # Q from the reflectors: as many columns of the packed matrix as Q has (zero columns and taus add nothing).
     cols = q_aval.shape[-1]
-    reflectors = _slice(em, packed, (*batch, m, cols)) if cols < n else _pad(em, packed, (*batch, m, cols))
+    reflectors = leading_slice(em, packed, (*batch, m, cols)) if cols < n else _pad(em, packed, (*batch, m, cols))
     q_taus = _pad(em, taus, (*batch, cols)) if cols > k else taus
     orgqr = _lapack_target(em, "orgqr", a.aval)
     if orgqr is not None:
-        q = _lapack_call(em, orgqr, [reflectors, q_taus], [q_aval], column_major=True)[0]
+        q = lapack_call(em, orgqr, [reflectors, q_taus], [q_aval], column_major=True)[0]
     else:
         q = em.op(
             "stablehlo.custom_call", [reflectors, q_taus], [q_aval],
@@ -217,11 +217,11 @@ def _eigh(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Valu
     if target is not None:
         # LAPACK sees Aᵀ: its upper triangle is A's lower one; its eigenvector columns read back as rows.
         info = Aval(a.aval.shape[:-2], np.dtype(np.int32))
-        rows, w, status = _lapack_call(em, target, [a], [v_aval, w_aval, info], mode="V", uplo="U")
+        rows, w, status = lapack_call(em, target, [a], [v_aval, w_aval, info], mode="V", uplo="U")
         n = v_aval.ndim
         perm = i64_array([*range(n - 2), n - 1, n - 2])
         v = em.op("stablehlo.transpose", [rows], [v_aval], f"permutation = {perm}")[0]
-        return [_nan_where_failed(em, status, w), _canonical_signs(em, _nan_where_failed(em, status, v))]
+        return [nan_where_failed(em, status, w), _canonical_signs(em, nan_where_failed(em, status, v))]
     tol = float(np.finfo(a.aval.dtype).eps)
     config = f'backend_config = "1,1,100,{tol!r}", call_target_name = "Eigh"'
     v, w = em.op("stablehlo.custom_call", [a], [v_aval, w_aval], config)
@@ -286,8 +286,8 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
     """
     aval = a.aval
     n = aval.ndim
-    lower = _triangle(em, a, "GE")
-    strict = _triangle(em, a, "GT")
+    lower = masked_triangle(em, a, "GE")
+    strict = masked_triangle(em, a, "GT")
     perm = i64_array([*range(n - 2), n - 1, n - 2])
     sym = em.op("stablehlo.add", [lower, em.op("stablehlo.transpose", [strict], [aval], f"permutation = {perm}")[0]], [aval])[0]
     b = _matmul(em, v, _matmul(em, sym, v), transpose_x=True)
@@ -314,7 +314,7 @@ def _diagonal(em: Emitter, x: Value) -> Value:
     aval = x.aval
     scalar = Aval((), aval.dtype)
     return em.op(
-        "stablehlo.reduce", [_triangle(em, x, "EQ"), em.scalar(0, aval.dtype)], [Aval(aval.shape[:-1], aval.dtype)],
+        "stablehlo.reduce", [masked_triangle(em, x, "EQ"), em.scalar(0, aval.dtype)], [Aval(aval.shape[:-1], aval.dtype)],
         f"dimensions = {i64_array([aval.ndim - 1])}", [em.binary_region("stablehlo.add", scalar)],
     )[0]
 
@@ -335,7 +335,7 @@ def _getrf(em: Emitter, target: str, a: Value) -> tuple[Value, Value]:
     (``ipiv``: step i swapped rows i and ipiv[i] of M). An exactly singular A has a zero on W's diagonal."""
     *batch, n, _ = a.aval.shape
     pivots = Aval((*batch, n), _I32)
-    packed, swaps, _ = _lapack_call(em, target, [a], [a.aval, pivots, Aval(tuple(batch), _I32)])
+    packed, swaps, _ = lapack_call(em, target, [a], [a.aval, pivots, Aval(tuple(batch), _I32)])
     return packed, swaps
 
 
@@ -405,7 +405,7 @@ def _tri(em: Emitter, a: Value, b: Value, *, lower: bool, transpose_a: bool, uni
     if target is not None:
         # ``a`` row major (no copy): LAPACK sees M = aᵀ, whose other triangle is T transposed, so op(T) is that
         # triangle of M with the transposition flipped. B and X column major, as they are.
-        return _lapack_call(
+        return lapack_call(
             em, target, [a, b], [out], alias=1, majors=(False, True, True), side="L", uplo="U" if lower else "L",
             trans_x="N" if transpose_a else "T", diag="U" if unit_diagonal else "N",
         )[0]

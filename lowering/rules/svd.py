@@ -18,7 +18,7 @@ from ...staging.ir import Aval
 from ...staging.primitives import svd as SV
 from .. import lapack
 from ..emit import Emitter, Value, i64_array, lowers
-from .decompositions import _lapack_call, _nan_where_failed, _slice, _triangle, apply_signs, vector_signs
+from .decompositions import apply_signs, lapack_call, leading_slice, masked_triangle, nan_where_failed, vector_signs
 from .elementwise import compare, widen
 
 
@@ -42,7 +42,7 @@ def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
     u_signs = vector_signs(em, u, -2)
     batch = u.aval.shape[:-2]
     cols, rows = u.aval.shape[-1], vh.aval.shape[-2]
-    paired = u_signs if cols == k else _slice(em, u_signs, (*batch, k))
+    paired = u_signs if cols == k else leading_slice(em, u_signs, (*batch, k))
     if rows > k:
         own = vector_signs(em, vh, -1)
         rest_aval = Aval((*batch, rows - k), vh.aval.dtype)
@@ -60,7 +60,7 @@ def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
 
 def _identity(em: Emitter, aval: Aval) -> Value:
     ones = widen(em, em.scalar(1, aval.dtype), aval.shape)
-    return _triangle(em, ones, "EQ")
+    return masked_triangle(em, ones, "EQ")
 
 
 @lowers(SV.svd_p)
@@ -87,12 +87,12 @@ def _svd(
         raise _missing_lapack(em.platform)
     info = Aval(tuple(batch), np.dtype(np.int32))
     mode = "N" if not compute_uv else ("A" if full_matrices else "S")
-    _, s, u, vh, status = _lapack_call(
+    _, s, u, vh, status = lapack_call(
         em, target, [a], [a.aval, s_aval, u_aval, vh_aval, info], column_major=True, mode=mode
     )
-    s = _nan_where_failed(em, status, s)
+    s = nan_where_failed(em, status, s)
     if not compute_uv:
         return [s]
-    u, vh = _canonical(em, _nan_where_failed(em, status, u), _nan_where_failed(em, status, vh), k)
+    u, vh = _canonical(em, nan_where_failed(em, status, u), nan_where_failed(em, status, vh), k)
     return [u, s, vh]
 
