@@ -72,16 +72,31 @@ class Signature:
 
     def __init__(self, treedef: pytree.TreeDef, leaves: Sequence[Any], scalars_dynamic: bool) -> None:
         self.treedef = treedef
-        self.dynamic = tuple(_is_dynamic(x, scalars_dynamic) for x in leaves)
-        self.statics = tuple(None if d else x for x, d in zip(leaves, self.dynamic))
-        self.avals = tuple(_leaf_aval(x) if d else None for x, d in zip(leaves, self.dynamic))
-        self.weak = tuple(d and type(x) in (float, int, bool) for x, d in zip(leaves, self.dynamic))
-        self.key = (
-            treedef,
-            tuple(_static_key(x) for x, d in zip(leaves, self.dynamic) if not d),
-            tuple((a.shape, a.dtype) for a in self.avals if a is not None),
-            self.weak,
-        )
+        dynamic: list[bool] = []
+        statics: list[Any] = []
+        avals: list[Aval | None] = []
+        weak: list[bool] = []
+        layouts: list[tuple[tuple[int, ...], np.dtype[Any]]] = []
+        for x in leaves:  # one pass: this runs per leaf of every staged or dispatched call
+            if _is_dynamic(x, scalars_dynamic):
+                aval = _leaf_aval(x)
+                dynamic.append(True)
+                statics.append(None)
+                avals.append(aval)
+                weak.append(type(x) in (float, int, bool))
+                layouts.append((aval.shape, aval.dtype))
+            else:
+                dynamic.append(False)
+                statics.append(x)
+                avals.append(None)
+                weak.append(False)
+        self.dynamic = tuple(dynamic)
+        self.statics = tuple(statics)
+        self.avals = tuple(avals)
+        self.weak = tuple(weak)
+        # After every aval: a leaf with no type is reported before an unhashable static argument.
+        static_keys = tuple(_static_key(x) for x, d in zip(leaves, dynamic) if not d)
+        self.key = (treedef, static_keys, tuple(layouts), self.weak)
 
 
 # ------------------------------------------------------------------------------------------------ Program
@@ -237,27 +252,34 @@ class Program(Generic[P, R]):
     ) -> Staged[P, R]:
         names, trees, return_tree = function_annotations(self.fn) if self.check_annotations else ([], {}, None)
         binder = DimBinder(dims or {}, loc)
-        args, _ = pytree.unflatten(signature.treedef, leaves)
         specs: list[TensorSpec | None] = []
-        for i, arg in enumerate(args):
-            name = names[i] if i < len(names) else f"arg{i}"
-            tree = trees.get(name)
-            if isinstance(tree, TensorSpec) and not _is_dynamic(arg, True):
-                at = f"\n  at {loc}" if loc is not None else ""
-                raise TypeError(
-                    f"{self.name}: argument {name} is annotated {tree.describe()} but got "
-                    f"{type(arg).__name__} {arg!r:.60}{at}"
-                )
-            specs.extend(aligned_specs(tree, arg))
+        if any(tree is not None for tree in trees.values()):  # else no leaf has an annotation to check or name
+            args, _ = pytree.unflatten(signature.treedef, leaves)
+            for i, arg in enumerate(args):
+                name = names[i] if i < len(names) else f"arg{i}"
+                tree = trees.get(name)
+                if isinstance(tree, TensorSpec) and not _is_dynamic(arg, True):
+                    at = f"\n  at {loc}" if loc is not None else ""
+                    raise TypeError(
+                        f"{self.name}: argument {name} is annotated {tree.describe()} but got "
+                        f"{type(arg).__name__} {arg!r:.60}{at}"
+                    )
+                specs.extend(aligned_specs(tree, arg))
         specs.extend([None] * (len(leaves) - len(specs)))
         avals = list(signature.avals)
-        where = _leaf_names(signature.treedef, names)
+        where: list[str] | None = None  # leaf names, for annotated leaves' dim bindings and messages only
         # Equal input types become one Aval object (avals are immutable), so the comparisons of every equation
         # staged from them (memoized shape rules, same-type fast paths) succeed on identity.
         same: dict[tuple[Any, ...], Aval] = {}
         for i, aval in enumerate(avals):
             if aval is not None:
-                typed = binder.aval_from_example(specs[i], aval, f"argument {where[i]}")
+                spec = specs[i]
+                if spec is None:
+                    typed = aval.anonymous()
+                else:
+                    if where is None:
+                        where = _leaf_names(signature.treedef, names)
+                    typed = binder.aval_from_example(spec, aval, f"argument {where[i]}")
                 avals[i] = same.setdefault(typed._key, typed)
         traced = trace_flat(_unwrap_static(self.fn), signature.treedef, leaves, signature.dynamic, avals, signature.weak)
         if traced.closure:

@@ -69,8 +69,8 @@ def stage_subgraph(
     names: Sequence[str] = (),
 ) -> Subgraph:
     """Stage ``fn(*args, **kwargs)``; Python scalars in positional args listed in ``scalar_args`` become inputs."""
-    arg_trees = tuple(pytree.structure(a) for a in args)
     leaves, treedef = pytree.flatten((tuple(args), kwargs))
+    arg_trees = treedef.children[0].children  # the structure of each positional argument
     owner: list[int] = []
     paths: list[str] = []
     for i, tree in enumerate(arg_trees):

@@ -79,6 +79,8 @@ class Aval:
         return Aval(self.shape, dtype, self.dims)
 
     def anonymous(self) -> Aval:
+        if self.dims.count(None) == len(self.dims):  # already anonymous: avals are immutable, this one serves
+            return self
         return Aval(self.shape, self.dtype)
 
     def __str__(self) -> str:
@@ -133,7 +135,22 @@ class Literal:
 Atom: TypeAlias = "Var | Literal"
 
 
+_PY_SCALARS = (int, float, bool)
+# Literals of Python numbers, shared (literals are immutable, and every transform reads them by value): rules and
+# operators make one per use of a constant such as ``1`` or a learning rate. Keyed with the number's type, as
+# ``1 == 1.0 == True``; zeros and NaNs are left out (``0.0 == -0.0``, ``nan != nan``).
+_SCALAR_LITERALS: dict[tuple[type, Any, np.dtype[Any]], Literal] = {}
+
+
 def literal(value: Any, dtype: np.dtype[Any]) -> Literal:
+    kind = type(value)
+    if kind in _PY_SCALARS and value and value == value:
+        key = (kind, value, dtype)
+        found = _SCALAR_LITERALS.get(key)
+        if found is not None and found.aval.dtype is dtype:  # ``is``: an equal dtype object stays as given
+            return found
+        array = np.asarray(value, dtype=dtype)
+        return remember(_SCALAR_LITERALS, key, Literal(array, scalar_aval(dtype)), 256)
     array = np.asarray(value, dtype=dtype)
     return Literal(array, Aval(array.shape, dtype) if array.shape else scalar_aval(dtype))
 

@@ -18,7 +18,7 @@ from ...shape_typing import FloatUnary
 from ...staging import dtypes as _dt
 from ...staging.builder import _STACK, bind
 from ...staging.errors import StagingError
-from ...staging.ir import Atom, Literal, scalar_aval
+from ...staging.ir import Atom, literal
 from ...staging.primitive import Primitive
 from ...staging.source import user_location
 from ...staging.primitives import elementwise as E
@@ -58,7 +58,7 @@ def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tu
 def _number(value: float | int, dtype: Any) -> Atom:
     """``atom(value, dtype)`` for a Python int or float beside a float tensor of ``dtype``."""
     try:
-        return Literal(np.asarray(value, dtype=dtype), scalar_aval(dtype))
+        return literal(value, dtype)
     except OverflowError:
         return atom(value, dtype)  # raises the message
 

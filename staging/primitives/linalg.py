@@ -99,8 +99,12 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
         plan = _cotangent_plan(x.ndim, y.aval.ndim, x_is_lhs, contracting, batch)
         if key is not None:
             remember(_PLANS, key, plan, 1024)
-    ct_first, c, b, perm = plan
-    out = dot_general(ct, y, c, b) if ct_first else dot_general(y, ct, c, b)
+    ct_first, c, b, perm = plan  # the plan's axes are tuples already: bound as they are (dot_general converts)
+    out: Atom
+    if ct_first:
+        out = bind(dot_general_p, ct, y, contracting=c, batch=b)
+    else:
+        out = bind(dot_general_p, y, ct, contracting=c, batch=b)
     if perm is not None:
         out = S.transpose(out, perm)
     return S.reshape_like(out, x)
