@@ -3,9 +3,9 @@
 Prints one JSON line: ``import_s`` (importing the library), ``first_result_s`` (defining the program, staging,
 compiling or loading from the disk cache, transferring inputs, running, and waiting for the result; the
 interpreter start and the import are excluded), and whether the executable came from the disk cache.
-Usage: python _first_result.py {tensorstage|jax} {selu|mlp|chain}
+Usage: python _first_result.py {tensorstage|jax} {selu|mlp|deep_mlp|chain}  (mlp: issue #3's step; deep_mlp: 100 layers)
 
-``python _first_result.py phases {selu|mlp}`` instead times tensorstage's first result phase by phase (stage,
+``python _first_result.py phases {selu|mlp|deep_mlp}`` instead times tensorstage's first result phase by phase (stage,
 compile or load, first run including the input transfer, second run), to show what bounds a warm start.
 """
 
@@ -22,21 +22,53 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 CHAIN_STEPS = 700  # x3 ops: a 2100-op elementwise chain, compile-bound like JAXLIB.md's 2000-op probe
 
 
-def phases(workload: str) -> None:
+def workload_args(impl: str, workload: str) -> tuple[Any, ...]:
+    """The host data of one workload (made before the clock starts: it is not part of a first result)."""
     import numpy as np
 
+    import workloads as w
+
+    if workload == "selu":
+        return (np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32),)
+    if workload == "deep_mlp":
+        return w.mlp_data(100)
+    params, x, y = w.wide_mlp_data()
+    return (params, x, y) if impl == "jax" else (params, w.wide_optimizer.init(params), x, y)
+
+
+def ts_program(workload: str) -> Any:
+    import tensorstage as ts
+    import workloads as w
+
+    if workload == "selu":
+        return ts.program(w.ts_selu)
+    if workload == "mlp":  # issue #3's step, as mlp_step.py runs it
+        return ts.program(donate_argnums=(0,))(w.ts_wide_step)
+    return ts.program(w.ts_train_step)
+
+
+def jax_program(jax: Any, workload: str) -> Any:
+    import workloads as w
+
+    if workload == "selu":
+        return jax.jit(w.jax_selu(jax))
+    if workload == "mlp":
+        return jax.jit(w.jax_wide_step(jax), donate_argnums=0)
+    return jax.jit(w.jax_train_step(jax))
+
+
+def waited(out: Any) -> None:
+    """Wait for a first result: SELU's array, or a train step's loss (its last output)."""
+    (out if hasattr(out, "block_until_ready") else out[-1]).block_until_ready()
+
+
+def phases(workload: str) -> None:
     import tensorstage as ts
     from tensorstage.lowering import backend
-    from workloads import mlp_data, ts_selu, ts_train_step
 
     backend.cpu_client()
-    args: tuple[Any, ...]
-    if workload == "selu":
-        f: Any = ts.program(ts_selu)
-        args = (np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32),)
-    else:
-        f = ts.program(ts_train_step)
-        args = mlp_data(100)
+    args = workload_args("tensorstage", workload)
+    f = ts_program(workload)
     marks = [time.perf_counter()]
     staged = f.stage(*args)
     staged.stablehlo()
@@ -69,28 +101,10 @@ def main() -> None:
 
         backend.cpu_client()
     imported = time.perf_counter()
-    import numpy as np
-    from workloads import jax_selu, jax_train_step, mlp_data, ts_selu, ts_train_step
-
     from_disk = None
-    f: Any = None
-    if workload == "selu":
-        x = np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32)
-        t0 = time.perf_counter()
-        if impl == "jax":
-            jax.jit(jax_selu(jax))(x).block_until_ready()
-        else:
-            f = ts.program(ts_selu)
-            f(x).block_until_ready()
-    elif workload == "mlp":
-        params, x, y = mlp_data(100)
-        t0 = time.perf_counter()
-        if impl == "jax":
-            jax.jit(jax_train_step(jax))(params, x, y)[1].block_until_ready()
-        else:
-            f = ts.program(ts_train_step)
-            f(params, x, y)[1].block_until_ready()
-    else:
+    if workload == "chain":
+        import numpy as np
+
         x = np.linspace(-1, 1, 128, dtype=np.float32)
 
         def chain(v: Any, sin: Callable[[Any], Any], cos: Callable[[Any], Any]) -> Any:
@@ -105,8 +119,13 @@ def main() -> None:
         else:
             from tensorstage import numpy as tnp
 
-            f = ts.program(lambda v: chain(v, tnp.sin, tnp.cos))
+            f: Any = ts.program(lambda v: chain(v, tnp.sin, tnp.cos))
             f(x).block_until_ready()
+    else:
+        args = workload_args(impl, workload)
+        t0 = time.perf_counter()
+        f = jax_program(jax, workload) if impl == "jax" else ts_program(workload)
+        waited(f(*args))
     done = time.perf_counter()
     if impl != "jax":
         (compiled,) = f._cache.values()

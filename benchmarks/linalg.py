@@ -10,7 +10,8 @@ Usage: python benchmarks/linalg.py
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,14 @@ def _block(out: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return out
+
+
+def _call(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    return fn(*args)
+
+
+def _call_and_block(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    return _block(fn(*args))
 
 
 def main() -> None:
@@ -55,13 +64,13 @@ def main() -> None:
             program = ts.program(ours)
             device_args = [ts.asarray(x) for x in args]
             fns: dict[str, Callable[[], Any]] = {
-                "tensorstage": lambda p=program, d=device_args: _block(p(*d)),
-                "numpy": lambda f=numpy_fn, h=args: f(*h),
+                "tensorstage": partial(_call_and_block, program, device_args),
+                "numpy": partial(_call, numpy_fn, args),
             }
             if jax is not None:
                 jitted = jax.jit(jax_fn(jax))
                 jax_args = [jax.device_put(x) for x in args]
-                fns["jax.jit"] = lambda f=jitted, d=jax_args: _block(f(*d))
+                fns["jax.jit"] = partial(_call_and_block, jitted, jax_args)
             best = interleaved(fns, number=5 if n > 100 else 20, rounds=5)
             row: dict[str, Any] = {"op": name, "shape": "x".join(map(str, shape)), "us": us(best["tensorstage"]),
                                    "vs_numpy": best["tensorstage"] / best["numpy"]}

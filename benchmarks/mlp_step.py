@@ -16,66 +16,33 @@ from typing import Any
 
 import numpy as np
 from _common import interleaved, machine, ratio, report, try_jax, us
+from workloads import WIDE_BATCH, WIDE_LR, WIDE_SIZES, jax_wide_step, ts_wide_step, wide_mlp_data, wide_optimizer
 
 import tensorstage as ts
 
-SIZES = (784, 1024, 1024, 10)
-BATCH = 256
-LEARNING_RATE = 0.01
 Params = dict[str, Any]
-
-
-def init(seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    params = {}
-    for i, (n_in, n_out) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-        params[f"w{i}"] = (rng.standard_normal((n_in, n_out)) * np.sqrt(2.0 / n_in)).astype(np.float32)
-        params[f"b{i}"] = np.zeros(n_out, np.float32)
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    y = rng.integers(0, SIZES[-1], BATCH).astype(np.int32)
-    return params, x, y
-
-
-# ------------------------------------------------------------------------------------------------ ours
-
-optimizer = ts.optim.sgd(LEARNING_RATE)
-
-
-def loss(params: Params, x: Any, y: Any) -> Any:
-    h = x
-    for i in range(len(SIZES) - 2):
-        h = ts.nn.relu(h @ params[f"w{i}"] + params[f"b{i}"])
-    last = len(SIZES) - 2
-    logits = h @ params[f"w{last}"] + params[f"b{last}"]
-    return ts.nn.softmax_cross_entropy_with_integer_labels(logits, y).mean()
-
-
-@ts.program(donate_argnums=(0,))
-def train_step(params: Params, state: Any, x: Any, y: Any) -> Any:
-    value, grads = ts.value_and_grad(loss)(params, x, y)
-    params, state = optimizer.update(grads, state, params)
-    return params, state, value
+train_step = ts.program(donate_argnums=(0,))(ts_wide_step)
 
 
 # ----------------------------------------------------------------------------------------------- numpy
 
 
 def numpy_step(params: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray) -> tuple[dict[str, np.ndarray], float]:
-    layers = len(SIZES) - 1
+    layers = len(WIDE_SIZES) - 1
     acts = [x]
     for i in range(layers - 1):
         acts.append(np.maximum(acts[-1] @ params[f"w{i}"] + params[f"b{i}"], 0))
     logits = acts[-1] @ params[f"w{layers - 1}"] + params[f"b{layers - 1}"]
     shifted = logits - logits.max(axis=1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    value = float(-log_probs[np.arange(BATCH), y].mean())
+    value = float(-log_probs[np.arange(WIDE_BATCH), y].mean())
     delta = np.exp(log_probs)
-    delta[np.arange(BATCH), y] -= 1
-    delta /= BATCH
+    delta[np.arange(WIDE_BATCH), y] -= 1
+    delta /= WIDE_BATCH
     new = {}
     for i in reversed(range(layers)):
-        new[f"w{i}"] = params[f"w{i}"] - LEARNING_RATE * (acts[i].T @ delta)
-        new[f"b{i}"] = params[f"b{i}"] - LEARNING_RATE * delta.sum(axis=0)
+        new[f"w{i}"] = params[f"w{i}"] - WIDE_LR * (acts[i].T @ delta)
+        new[f"b{i}"] = params[f"b{i}"] - WIDE_LR * delta.sum(axis=0)
         if i:
             delta = (delta @ params[f"w{i}"].T) * (acts[i] > 0)
     return new, value
@@ -85,22 +52,7 @@ def numpy_step(params: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray) -> t
 
 
 def jax_step_fn(jax: Any) -> Callable[..., Any]:
-    import jax.numpy as jnp
-
-    def jax_loss(params: Params, x: Any, y: Any) -> Any:
-        h = x
-        for i in range(len(SIZES) - 2):
-            h = jax.nn.relu(h @ params[f"w{i}"] + params[f"b{i}"])
-        last = len(SIZES) - 2
-        logits = h @ params[f"w{last}"] + params[f"b{last}"]
-        # The same formulation as ours (one-hot labels): a gather here measured slower in jax.
-        return -jnp.mean(jnp.sum(jax.nn.one_hot(y, SIZES[-1]) * jax.nn.log_softmax(logits), axis=1))
-
-    def step(params: Params, x: Any, y: Any) -> Any:
-        value, grads = jax.value_and_grad(jax_loss)(params, x, y)
-        return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grads), value
-
-    return jax.jit(step, donate_argnums=0)  # type: ignore[no-any-return]
+    return jax.jit(jax_wide_step(jax), donate_argnums=0)  # type: ignore[no-any-return]
 
 
 def main() -> None:
@@ -109,11 +61,11 @@ def main() -> None:
     parser.add_argument("--number", type=int, default=5, help="steps per round")
     args = parser.parse_args()
 
-    host_params, x, y = init()
+    host_params, x, y = wide_mlp_data()
     want_params, want_loss = numpy_step(host_params, x, y)
 
     ours: dict[str, Any] = {"params": {k: ts.asarray(v) for k, v in host_params.items()}}
-    ours["state"] = optimizer.init(ours["params"])
+    ours["state"] = wide_optimizer.init(ours["params"])
     dev_x, dev_y = ts.asarray(x), ts.asarray(y)
     ours["params"], ours["state"], value = train_step(ours["params"], ours["state"], dev_x, dev_y)
     _check("tensorstage", ours["params"], float(value), want_params, want_loss)
@@ -145,8 +97,8 @@ def main() -> None:
     rows: list[dict[str, Any]] = [{"impl": name, "ms_per_step": us(t) / 1e3} for name, t in best.items()]
     rows.append({"ratio": "tensorstage / jax.jit", "value": _fmt(ratio(best["tensorstage"], best.get("jax.jit")))})
     rows.append({"ratio": "tensorstage / numpy", "value": _fmt(ratio(best["tensorstage"], best["numpy"]))})
-    shape = "->".join(map(str, SIZES))
-    report(f"MLP train step {shape}, batch {BATCH}, softmax CE + SGD  (target tensorstage/jax.jit <= 1.1)", rows)
+    shape = "->".join(map(str, WIDE_SIZES))
+    report(f"MLP train step {shape}, batch {WIDE_BATCH}, softmax CE + SGD  (target tensorstage/jax.jit <= 1.1)", rows)
     print("  machine: " + ", ".join(f"{k}={v}" for k, v in machine().items()))
 
 

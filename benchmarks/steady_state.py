@@ -1,7 +1,7 @@
 """Steady state: per-call time of compiled programs where XLA does the work, blocking on every result.
 
-Workloads: SELU on 1M f32, ``x @ x.T`` at 2000x2000 f32, and the 100-layer MLP train step with its parameters
-donated (updated in place). Anchors: jax.jit of the same math (when installed) and NumPy. Target: <= 1.05x jax.
+Workloads: SELU on 1M f32, ``x @ x.T`` at 2000x2000 f32, and two MLP train steps with their parameters donated
+(updated in place): issue #3's (784->1024->1024->10, batch 256), the one the target names, and the 100-layer one. Anchors: jax.jit of the same math (when installed) and NumPy. Target: <= 1.05x jax.
 """
 
 from __future__ import annotations
@@ -12,7 +12,19 @@ from typing import Any
 
 import numpy as np
 from _common import interleaved, report, try_jax
-from workloads import fresh_ts_step, has_grad, jax_selu, jax_train_step, mlp_data, ts_gram, ts_selu
+from workloads import (
+    fresh_ts_step,
+    has_grad,
+    jax_selu,
+    jax_train_step,
+    jax_wide_step,
+    mlp_data,
+    ts_gram,
+    ts_selu,
+    ts_wide_step,
+    wide_mlp_data,
+    wide_optimizer,
+)
 
 import tensorstage as ts
 
@@ -61,7 +73,25 @@ def _blocking(fn: Callable[[Any], Any], arg: Any) -> Callable[[], Any]:
     return call
 
 
-def train_step(jax: Any) -> dict[str, Any]:
+def wide_train_step(jax: Any) -> dict[str, Any]:
+    """Issue #3's step, as benchmarks/mlp_step.py runs it (ts.optim.sgd; jax: the same update written out)."""
+    params, x, y = wide_mlp_data()
+    step = ts.program(donate_argnums=(0,))(ts_wide_step)
+    device_params = {name: ts.asarray(value) for name, value in params.items()}
+    state: dict[str, Any] = {"p": device_params, "opt": wide_optimizer.init(device_params)}
+    tx, ty = ts.asarray(x), ts.asarray(y)
+
+    def ours() -> None:
+        state["p"], state["opt"], loss = step(state["p"], state["opt"], tx, ty)
+        loss.block_until_ready()
+
+    fns: dict[str, Callable[[], Any]] = {"tensorstage": ours}
+    if jax is not None:
+        fns["jax.jit"] = _jax_stepper(jax, jax_wide_step(jax), params, x, y)
+    return _row("MLP train step 784-1024-1024-10 (donated)", interleaved(fns, number=5, rounds=11))
+
+
+def deep_train_step(jax: Any) -> dict[str, Any]:
     params, x, y = mlp_data(MLP_LAYERS)
     step = ts.program(donate_argnums=(0,))(fresh_ts_step().fn)
     state = {"p": [(ts.asarray(w), ts.asarray(b)) for w, b in params]}
@@ -73,18 +103,21 @@ def train_step(jax: Any) -> dict[str, Any]:
 
     fns: dict[str, Callable[[], Any]] = {"tensorstage": ours}
     if jax is not None:
-        jstep = jax.jit(jax_train_step(jax), donate_argnums=(0,))
-        jstate = {"p": jax.device_put(params)}
-        jx, jy = jax.device_put(x), jax.device_put(y)
+        fns["jax.jit"] = _jax_stepper(jax, jax_train_step(jax), params, x, y)
+    label = "deep MLP train step 100x256 (donated)" if has_grad() else "deep MLP forward loss 100x256 (no autodiff)"
+    return _row(label, interleaved(fns, number=5, rounds=11))
 
-        def theirs() -> None:
-            jstate["p"], loss = jstep(jstate["p"], jx, jy)
-            loss.block_until_ready()
 
-        fns["jax.jit"] = theirs
-    best = interleaved(fns, number=5, rounds=11)
-    label = "MLP train step 100x256 (donated)" if has_grad() else "MLP forward loss 100x256 (no autodiff)"
-    return _row(label, best)
+def _jax_stepper(jax: Any, step: Callable[..., Any], params: Any, x: Any, y: Any) -> Callable[[], None]:
+    jitted = jax.jit(step, donate_argnums=(0,))
+    state = {"p": jax.device_put(params)}
+    jx, jy = jax.device_put(x), jax.device_put(y)
+
+    def theirs() -> None:
+        state["p"], loss = jitted(state["p"], jx, jy)
+        loss.block_until_ready()
+
+    return theirs
 
 
 def _row(name: str, best: dict[str, float]) -> dict[str, Any]:
@@ -101,7 +134,8 @@ def _row(name: str, best: dict[str, float]) -> dict[str, Any]:
 def main() -> None:
     jax = try_jax()
     rows = elementwise_and_matmul(jax)
-    rows.append(train_step(jax))
+    rows.append(wide_train_step(jax))
+    rows.append(deep_train_step(jax))
     report("steady state: per call", rows)
 
 

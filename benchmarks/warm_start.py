@@ -2,9 +2,11 @@
 empty (cold). Both include staging, lowering, compiling or deserializing, transfer, the run and the wait.
 
 Target (issue #6): warm <= 0.1x cold. Workloads: a 2100-op elementwise chain (compile-bound), SELU on 1M,
-and the 100-layer MLP train step (XLA:CPU's first execution of a big program is slow whether the executable was
-compiled or deserialized, which bounds that row's ratio). A second table times the phases of one first result
-(stage, compile or load, first run with the input transfer, second run) cold and warm, to show what bounds them.
+issue #3's MLP train step and the 100-layer one (XLA:CPU's first execution of a program is slower than later ones
+whether the executable was compiled or deserialized, which bounds those rows). Anchor: jax with its own persistent
+compilation cache (min compile time and entry size 0), cold and warm the same way, when jax is installed. A second
+table times the phases of one first result (stage, compile or load, first run with the input transfer, second
+run) cold and warm, to show what bounds them.
 """
 
 from __future__ import annotations
@@ -14,49 +16,68 @@ import tempfile
 from typing import Any
 
 from _children import first_result
-from _common import report
+from _common import report, try_jax
 
-WORKLOADS = ("chain", "selu", "mlp")
+WORKLOADS = ("chain", "selu", "mlp", "deep_mlp")
 RUNS = 5
 
 
 def main() -> None:
+    have_jax = try_jax() is not None
     rows = []
     for workload in WORKLOADS:
-        colds: list[dict[str, Any]] = []
-        warms: list[dict[str, Any]] = []
-        filled = tempfile.mkdtemp(prefix="ts-warm-")
-        try:
-            first_result("tensorstage", workload, TENSORSTAGE_CACHE_DIR=filled)  # fills the cache
-            for _ in range(RUNS):  # alternate, so drift on a shared machine hits both alike
-                fresh = tempfile.mkdtemp(prefix="ts-cold-")
-                try:
-                    colds.append(first_result("tensorstage", workload, TENSORSTAGE_CACHE_DIR=fresh))
-                finally:
-                    shutil.rmtree(fresh, ignore_errors=True)
-                warms.append(first_result("tensorstage", workload, TENSORSTAGE_CACHE_DIR=filled))
-        finally:
-            shutil.rmtree(filled, ignore_errors=True)
-        cold = min(colds, key=lambda r: r["first_result_s"])
-        warm = min(warms, key=lambda r: r["first_result_s"])
-        rows.append({
-            "workload": workload,
-            "cold_ms": cold["first_result_s"] * 1e3,
-            "warm_ms": warm["first_result_s"] * 1e3,
-            "warm_vs_cold": warm["first_result_s"] / cold["first_result_s"],
-            "warm_loaded_from_disk": all(w["from_disk"] for w in warms),
-            "import_ms": warm["import_s"] * 1e3,
-            "warm_vs_cold_incl_import": (warm["first_result_s"] + warm["import_s"])
-            / (cold["first_result_s"] + cold["import_s"]),
-        })
+        row = {"workload": workload} | warm_and_cold("tensorstage", workload)
+        if have_jax:
+            jax_row = warm_and_cold("jax", workload)
+            row |= {"jax_cold_ms": jax_row["cold_ms"], "jax_warm_ms": jax_row["warm_ms"],
+                    "jax_warm_vs_cold": jax_row["warm_vs_cold"], "warm_vs_jax_warm": row["warm_ms"] / jax_row["warm_ms"]}
+        rows.append(row)
     report("warm start: new process, first result", rows)
     report("warm start: phases of a first result (new process, ms)", anatomy())
+
+
+def warm_and_cold(impl: str, workload: str) -> dict[str, Any]:
+    """Best of RUNS first results in new processes with an empty and with a filled cache directory."""
+    colds: list[dict[str, Any]] = []
+    warms: list[dict[str, Any]] = []
+    filled = tempfile.mkdtemp(prefix="ts-warm-")
+    try:
+        first_result(impl, workload, **cache_env(impl, filled))  # fills the cache
+        for _ in range(RUNS):  # alternate, so drift on a shared machine hits both alike
+            fresh = tempfile.mkdtemp(prefix="ts-cold-")
+            try:
+                colds.append(first_result(impl, workload, **cache_env(impl, fresh)))
+            finally:
+                shutil.rmtree(fresh, ignore_errors=True)
+            warms.append(first_result(impl, workload, **cache_env(impl, filled)))
+    finally:
+        shutil.rmtree(filled, ignore_errors=True)
+    cold = min(colds, key=lambda r: r["first_result_s"])
+    warm = min(warms, key=lambda r: r["first_result_s"])
+    result = {
+        "cold_ms": cold["first_result_s"] * 1e3,
+        "warm_ms": warm["first_result_s"] * 1e3,
+        "warm_vs_cold": warm["first_result_s"] / cold["first_result_s"],
+        "import_ms": warm["import_s"] * 1e3,
+        "warm_vs_cold_incl_import": (warm["first_result_s"] + warm["import_s"])
+        / (cold["first_result_s"] + cold["import_s"]),
+    }
+    if impl == "tensorstage":
+        result["warm_loaded_from_disk"] = all(w["from_disk"] for w in warms)
+    return result
+
+
+def cache_env(impl: str, directory: str) -> dict[str, str]:
+    if impl == "jax":  # jax's defaults skip caching quick compiles and small entries: cache everything, as we do
+        return {"JAX_COMPILATION_CACHE_DIR": directory, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+    return {"TENSORSTAGE_CACHE_DIR": directory}
 
 
 def anatomy() -> list[dict[str, Any]]:
     """Where a first result's time goes, cold and warm: what the disk cache removes and what it cannot."""
     rows = []
-    for workload in ("selu", "mlp"):
+    for workload in WORKLOADS[1:]:
         filled = tempfile.mkdtemp(prefix="ts-phases-")
         try:
             for cache in ("cold", "warm"):
