@@ -158,6 +158,10 @@ class Emitter:
         self.counter = counter if counter is not None else [0]
         self.indent = indent
         self.loc = _loc_text(None)
+        # Small constants already emitted in this block, by their ``value = dense<...> : type`` text: later uses
+        # read the first instead of a copy of their own. XLA folds equal constants into one anyway; the module is
+        # shorter to write and to parse (one splat of a learning rate per parameter shape, not one per parameter).
+        self.constants: dict[str, Value] = {}
 
     def fresh(self) -> str:
         self.counter[0] += 1
@@ -231,7 +235,15 @@ class Emitter:
         props = _CONSTANT_TEXT.get(key)
         if props is None:
             props = remember(_CONSTANT_TEXT, key, f"value = {dense_attr(data, aval)}")
-        return self.op("stablehlo.constant", (), (aval,), props)[0]
+        return self.shared_constant(props, aval)
+
+    def shared_constant(self, props: str, aval: Aval) -> Value:
+        """The constant of type ``aval`` whose props are ``props`` (a ``value = dense<...> : type`` text): emitted
+        at its first use in this block, read again after."""
+        value = self.constants.get(props)
+        if value is None:
+            value = self.constants[props] = self.op("stablehlo.constant", (), (aval,), props)[0]
+        return value
 
     def scalar(self, value: float | int | bool, dtype: np.dtype[Any]) -> Value:
         return self.constant(np.asarray(value, dtype=dtype), scalar_aval(dtype))
@@ -250,7 +262,7 @@ class Emitter:
         props = _SPLAT_TEXT.get(key)
         if props is None:
             props = remember(_SPLAT_TEXT, key, f"value = {dense_attr(data, scalar_aval(aval.dtype), tensor_type(aval))}")
-        return self.op("stablehlo.constant", (), (aval,), props)[0]
+        return self.shared_constant(props, aval)
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
         inner = Emitter(self.counter, self.indent + "    ", self.platform)
@@ -289,6 +301,7 @@ class Emitter:
         types = _TYPE_TEXT
         new_value = _new_value
         locs = _LOC_TEXT
+        literal_operands: dict[tuple[Atom, tuple[int, ...]], Value] = {}  # (literal, result shape) -> its constant
         last_loc: object = graph  # no equation's location: the first equation sets ``self.loc``
         here = saved  # ``self.loc``, read per line
         for eqn in graph.eqns:
@@ -297,30 +310,21 @@ class Emitter:
                 last_loc = loc
                 here = self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
             # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
-            # constant located, like the op, at this equation's line.
+            # constant (``shared_constant``: emitted at its first use in this block, located at that line).
             ins: list[Value | None] = list(map(get, eqn.inputs))
             outputs = eqn.outputs
             if None in ins:
                 if eqn.primitive in splats and len(outputs) == 1 and outputs[0].aval.shape:
-                    out = outputs[0].aval
-                    lit = eqn.inputs[0] if ins[0] is None else eqn.inputs[-1]
-                    if (  # ``_splat_literals`` written out for a binary op's one literal, of the result's dtype
-                        len(ins) == 2
-                        and (ins[0] is None) is not (ins[1] is None)
-                        and isinstance(lit, Literal)
-                        and not lit.aval.shape
-                        and lit.aval.dtype is out.dtype
-                        and lit.value.dtype is out.dtype
-                        and 0 not in out.shape
-                        and (splat := _SPLAT_TEXT.get((out.shape, out.dtype, lit.value.tobytes()))) is not None
-                    ):
-                        counter[0] += 1
-                        head = f"%{counter[0]}"
-                        result_type = types.get((out.shape, out.dtype)) or tensor_type(out)
-                        append(f'{indent}{head} = "stablehlo.constant"() <{{{splat}}}> : () -> {result_type} {here}')
-                        ins[0 if ins[0] is None else 1] = new_value((head, out, result_type))
-                    else:
-                        ins = self._splat_literals(eqn.inputs, ins, env, out)
+                    shape = outputs[0].aval.shape
+                    for position, atom in enumerate(eqn.inputs):
+                        if ins[position] is None:
+                            # Literals of Python numbers are shared objects: the literal and the result's shape
+                            # name the operand's constant without reading its bytes.
+                            key = (atom, shape)
+                            operand = literal_operands.get(key)
+                            if operand is None:
+                                operand = literal_operands[key] = self._splat_literal(atom, shape, env)
+                            ins[position] = operand
                 else:
                     ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
             # Ops whose whole text follows from the op name, the params and the operands' types are written out
@@ -374,35 +378,12 @@ class Emitter:
         self.loc = saved
         return [self.atom(a, env) for a in graph.outputs]
 
-    def _splat_literals(
-        self, atoms: Sequence[Atom], ins: list[Value | None], env: dict[Atom, Value], out: Aval
-    ) -> list[Value | None]:
-        """Operands of an equation of ``SPLAT_SCALAR_OPERANDS`` whose result is ``out`` (not rank 0): rank-0
-        literals become splat constants of the result's shape, located like the op at this equation's line."""
-        result: list[Value | None] = []
-        for v, a in zip(ins, atoms):
-            if v is None:
-                if isinstance(a, Literal) and not a.aval.shape:
-                    data = a.value
-                    if a.aval.dtype is out.dtype and data.dtype is out.dtype and 0 not in out.shape:
-                        # ``self.splat(data, out)`` written out for a literal of the result's dtype (most).
-                        props = _SPLAT_TEXT.get((out.shape, out.dtype, data.tobytes()))
-                        if props is not None:
-                            counter = self.counter
-                            counter[0] += 1
-                            head = f"%{counter[0]}"
-                            result_type = _TYPE_TEXT.get((out.shape, out.dtype)) or tensor_type(out)
-                            self.lines.append(
-                                f'{self.indent}{head} = "stablehlo.constant"() <{{{props}}}> : () -> {result_type} '
-                                f"{self.loc}"
-                            )
-                            result.append(_new_value((head, out, result_type)))
-                            continue
-                    v = self.splat(data, out if a.aval.dtype is out.dtype else Aval(out.shape, a.aval.dtype))
-                else:
-                    v = self.atom(a, env)
-            result.append(v)
-        return result
+    def _splat_literal(self, atom: Atom, shape: tuple[int, ...], env: dict[Atom, Value]) -> Value:
+        """A literal operand of an equation of ``SPLAT_SCALAR_OPERANDS`` whose result has ``shape`` (not rank 0):
+        a rank-0 literal becomes a splat constant of that shape."""
+        if isinstance(atom, Literal) and not atom.aval.shape:
+            return self.splat(atom.value, Aval(shape, atom.aval.dtype))
+        return self.atom(atom, env)
 
     def atom(self, atom: Atom, env: dict[Atom, Value]) -> Value:
         if isinstance(atom, Literal):

@@ -55,26 +55,27 @@ def _reduce_rule(prim: Primitive) -> Any:
                 init_text = f"value = {dense_attr(np.asarray(_identity(prim, dtype), dtype=dtype), scalar)}"
                 remember(texts, dtype, (init_text, combiner), limit=64)
         elif len(outs) == 1:
-            # ``em.op`` of the init constant, ``em.binary_region`` and ``em.op`` of the reduce, written out: the
-            # same lines (one reduce per broadcast's VJP and per sum).
+            # ``em.binary_region`` and ``em.op`` of the reduce, written out: the same lines (one reduce per
+            # broadcast's VJP and per sum).
             (out,) = outs
-            t = _TYPE_TEXT.get((scalar.shape, dtype)) or tensor_type(scalar)
+            init = em.shared_constant(known[0], scalar)
+            t = init.type
             result_type = _TYPE_TEXT.get((out.shape, out.dtype)) or tensor_type(out)
             counter = em.counter
             n = counter[0]
-            counter[0] = n + 5
+            counter[0] = n + 4
             indent, loc = em.indent, em.loc
-            em.lines.append(f'{indent}%{n + 1} = "stablehlo.constant"() <{{{known[0]}}}> : () -> {t} {loc}')
             em.lines.append(
-                f'{indent}%{n + 5} = "stablehlo.reduce"({x.name}, %{n + 1}) <{{dimensions = {i64_array(axes)}}}> ({{\n'
-                f"{indent}  ^bb0(%{n + 2}: {t}, %{n + 3}: {t}):\n"
-                f'{indent}    %{n + 4} = "{known[1]}"(%{n + 2}, %{n + 3}) : ({t}, {t}) -> {t} {loc}\n'
-                f'{indent}    "stablehlo.return"(%{n + 4}) : ({t}) -> () {loc}\n{indent}}}) : '
+                f'{indent}%{n + 4} = "stablehlo.reduce"({x.name}, {init.name}) '
+                f"<{{dimensions = {i64_array(axes)}}}> ({{\n"
+                f"{indent}  ^bb0(%{n + 1}: {t}, %{n + 2}: {t}):\n"
+                f'{indent}    %{n + 3} = "{known[1]}"(%{n + 1}, %{n + 2}) : ({t}, {t}) -> {t} {loc}\n'
+                f'{indent}    "stablehlo.return"(%{n + 3}) : ({t}) -> () {loc}\n{indent}}}) : '
                 f"({x.type}, {t}) -> {result_type} {loc}"
             )
-            return [_new_value((f"%{n + 5}", out, result_type))]
+            return [_new_value((f"%{n + 4}", out, result_type))]
         else:
-            init = em.op("stablehlo.constant", (), (scalar,), known[0])[0]
+            init = em.shared_constant(known[0], scalar)
             combiner = known[1]
         body = em.binary_region(combiner, scalar)
         return em.op("stablehlo.reduce", [x, init], outs, f"dimensions = {i64_array(axes)}", [body])
