@@ -2,7 +2,7 @@
 ``benchmarks/results.json`` and ``benchmarks/results.svg``.
 
     .venv/bin/python benchmarks/run.py            # all
-    .venv/bin/python benchmarks/run.py dispatch   # some
+    .venv/bin/python benchmarks/run.py dispatch   # some: their rows replace theirs in results.json
     .venv/bin/python benchmarks/run.py --summarize   # the summary and chart again from results.json
 
 Without jax installed, the jax columns are absent and the rows that need them say so.
@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from _common import machine
 from plot import write_svg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results.json")
 SCRIPTS = ("dispatch", "staging_speed", "steady_state", "warm_start", "time_to_first_result", "memory")
 _NOT_BENCHMARKS = {"run", "plot", "workloads"}
 
@@ -37,16 +39,25 @@ def all_scripts() -> tuple[str, ...]:
 
 
 def run_scripts(names: tuple[str, ...]) -> list[dict[str, Any]]:
-    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
-        path = f.name
-    try:
-        for name in names:
+    """Every row the scripts report, each tagged with the script that measured it."""
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
+            path = f.name
+        try:
             env = {**os.environ, "TENSORSTAGE_BENCH_JSON": path}
             subprocess.run([sys.executable, os.path.join(HERE, f"{name}.py")], env=env, check=True)
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
-    finally:
-        os.unlink(path)
+            with open(path) as f:
+                rows.extend({**json.loads(line), "script": name} for line in f if line.strip())
+        finally:
+            os.unlink(path)
+    return rows
+
+
+def merged(saved: dict[str, Any], names: tuple[str, ...], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The saved run's rows with those of the scripts just run replaced, so a partial run keeps the others."""
+    kept = [row for row in saved["rows"] if row.get("script") not in names]
+    return kept + rows
 
 
 def _find(rows: list[dict[str, Any]], benchmark: str, **match: Any) -> dict[str, Any] | None:
@@ -138,7 +149,7 @@ def summarize(rows: list[dict[str, Any]], have_jax: bool) -> list[dict[str, Any]
 
 def main() -> None:
     if sys.argv[1:] == ["--summarize"]:  # recompute the summary and chart from results.json's rows, running nothing
-        with open(os.path.join(HERE, "results.json")) as f:
+        with open(RESULTS) as f:
             saved = json.load(f)
         info, rows = saved["machine"], saved["rows"]
     else:
@@ -146,8 +157,16 @@ def main() -> None:
         info = machine()
         print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
         rows = run_scripts(names)
+        finished = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        if sys.argv[1:] and os.path.exists(RESULTS):  # a partial run: the other rows stay from the saved run
+            with open(RESULTS) as f:
+                saved = json.load(f)
+            rows = merged(saved, names, rows)
+            info = saved["machine"] | {"rerun": f"{', '.join(names)}, finished {finished}"}
+        else:
+            info["finished"] = finished
     summary = summarize(rows, info["jax"] != "absent")
-    with open(os.path.join(HERE, "results.json"), "w") as f:
+    with open(RESULTS, "w") as f:
         json.dump({"machine": info, "rows": rows, "summary": summary}, f, indent=1)
     write_svg(summary, os.path.join(HERE, "results.svg"), info)
     print(f"\nwrote {os.path.join(HERE, 'results.json')} and results.svg")
