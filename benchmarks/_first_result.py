@@ -3,10 +3,11 @@
 Prints one JSON line: ``import_s`` (importing the library), ``first_result_s`` (defining the program, staging,
 compiling or loading from the disk cache, transferring inputs, running, and waiting for the result; the
 interpreter start and the import are excluded), and whether the executable came from the disk cache.
-Usage: python _first_result.py {tensorstage|jax} {selu|mlp|deep_mlp|chain}  (mlp: issue #3's step; deep_mlp: 100 layers)
+Usage: python _first_result.py {tensorstage|jax} {selu|mlp|deep_mlp|chain}
+(mlp: issue #3's train step; deep_mlp: the 100-layer one).
 
-``python _first_result.py phases {selu|mlp|deep_mlp}`` instead times tensorstage's first result phase by phase (stage,
-compile or load, first run including the input transfer, second run), to show what bounds a warm start.
+``python _first_result.py phases {selu|mlp|deep_mlp}`` instead times tensorstage's first result phase by phase
+(stage, compile or load, first run including the input transfer, second run), to show what bounds a warm start.
 """
 
 from __future__ import annotations
