@@ -1,7 +1,8 @@
 """Steady state: per-call time of compiled programs where XLA does the work, blocking on every result.
 
 Workloads: SELU on 1M f32, ``x @ x.T`` at 2000x2000 f32, and two MLP train steps with their parameters donated
-(updated in place): issue #3's (784->1024->1024->10, batch 256), the one the target names, and the 100-layer one. Anchors: jax.jit of the same math (when installed) and NumPy. Target: <= 1.05x jax.
+(updated in place): issue #3's (784->1024->1024->10, batch 256), the one the target names, and the 100-layer one.
+Anchors: jax.jit of the same math (when installed) and NumPy. Target: <= 1.05x jax.
 """
 
 from __future__ import annotations

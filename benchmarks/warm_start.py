@@ -29,8 +29,12 @@ def main() -> None:
         row = {"workload": workload} | warm_and_cold("tensorstage", workload)
         if have_jax:
             jax_row = warm_and_cold("jax", workload)
-            row |= {"jax_cold_ms": jax_row["cold_ms"], "jax_warm_ms": jax_row["warm_ms"],
-                    "jax_warm_vs_cold": jax_row["warm_vs_cold"], "warm_vs_jax_warm": row["warm_ms"] / jax_row["warm_ms"]}
+            row |= {
+                "jax_cold_ms": jax_row["cold_ms"],
+                "jax_warm_ms": jax_row["warm_ms"],
+                "jax_warm_vs_cold": jax_row["warm_vs_cold"],
+                "warm_vs_jax_warm": row["warm_ms"] / jax_row["warm_ms"],
+            }
         rows.append(row)
     report("warm start: new process, first result", rows)
     report("warm start: phases of a first result (new process, ms)", anatomy())
