@@ -24,6 +24,14 @@ Batch = TypeVarTuple("Batch")
 Sh = TypeVarTuple("Sh")
 
 
+def matrix_operand(name: str, a: Any) -> Atom:
+    """A float (batch of) matrices, or an error naming ``name`` and the operand's shape."""
+    x = float_operand(name, a).atom
+    if x.aval.ndim < 2:
+        raise shape_error(name, f"{name} needs a (batch of) matrices, got {describe(wrap(x))}")
+    return x
+
+
 def square_operand(name: str, a: Any) -> Atom:
     """A float batch of square matrices, or an error naming ``name`` and the operand's shape."""
     x = float_operand(name, a).atom
@@ -78,9 +86,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     square) or 'r'. Differentiable for square and tall matrices in reduced mode (and 'r')."""
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    x = float_operand("qr", a).atom
-    if x.aval.ndim < 2:
-        raise shape_error("qr", f"qr needs a (batch of) matrices, got {describe(wrap(x))}")
+    x = matrix_operand("qr", a)
     q, r, _ = D.qr(x, full_matrices=mode == "complete")
     return wrap(r) if mode == "r" else (wrap(q), wrap(r))
 

@@ -23,6 +23,7 @@ from ...staging.primitives import structural as S
 from ...staging.primitives import svd as SV
 from ...tensor import Tensor
 from ._core import as_tensor, atom, describe, float_operand, op, shape_error, wrap
+from .linalg_decompositions import matrix_operand
 
 DT = TypeVar("DT", bound=DType)
 M = TypeVar("M")
@@ -30,14 +31,6 @@ N = TypeVar("N")
 K = TypeVar("K")
 Batch = TypeVarTuple("Batch")
 Sh = TypeVarTuple("Sh")
-
-
-def _matrices(name: str, a: Any) -> Atom:
-    """A float (batch of) matrices, or an error naming ``name`` and the operand's shape."""
-    x = float_operand(name, a).atom
-    if x.aval.ndim < 2:
-        raise shape_error(name, f"{name} needs a (batch of) matrices, got {describe(wrap(x))}")
-    return x
 
 
 def _last(x: Atom) -> tuple[int]:
@@ -99,7 +92,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     ``full_matrices=True`` exist only for square matrices. Lowered through LAPACK's ``gesdd`` on CPU only."""
     if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
         raise TypeError(f"full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
-    x = _matrices("svd", a)
+    x = matrix_operand("svd", a)
     if not compute_uv:
         return wrap(SV.svd(x, False, False)[0])
     u, s, vh = SV.svd(x, full_matrices, True)
@@ -109,11 +102,11 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
 @op
 def svdvals(x: Tensor[DT, Unpack[Batch], M, N]) -> Tensor[DT, Unpack[Batch], Any]:
     """Singular values (descending) of every matrix: ``svd(x, compute_uv=False)``."""
-    return wrap(SV.svd(_matrices("svdvals", x), False, False)[0])
+    return wrap(SV.svd(matrix_operand("svdvals", x), False, False)[0])
 
 
 def _reduced_svd(name: str, a: Any) -> tuple[Atom, Atom, Atom]:
-    u, s, vh = SV.svd(_matrices(name, a), False, True)
+    u, s, vh = SV.svd(matrix_operand(name, a), False, True)
     return u, s, vh
 
 
@@ -170,7 +163,7 @@ def lstsq(
     to ``max(M, N) * eps``); ``rank`` and ``s`` as NumPy. ``residuals`` (squared 2-norm of each column of
     ``b - a x``) has shape ``(K,)`` (``(1,)`` for 1-D ``b``) when ``M > N`` and ``(0,)`` otherwise; NumPy also
     empties it for rank-deficient ``a``, which a staged shape cannot depend on, so here it is then still computed."""
-    x = _matrices("lstsq", a)
+    x = matrix_operand("lstsq", a)
     if x.aval.ndim != 2:
         raise shape_error("lstsq", f"lstsq needs a 2-D matrix a, got {describe(wrap(x))}")
     rhs = float_operand("lstsq", b).atom
@@ -201,7 +194,7 @@ def lstsq(
 def cond(x: Tensor[DT, Unpack[Batch], M, N], p: Any = None) -> Tensor[DT, Unpack[Batch]]:
     """Condition number: ``max(s) / min(s)`` for ``p`` None or 2 (``min/max`` for -2; inf for a singular
     matrix), else ``norm(x, p) * norm(inv(x), p)`` for square ``x`` (p: 'fro', 'nuc', 1, -1, inf, -inf)."""
-    a = _matrices("cond", x)
+    a = matrix_operand("cond", x)
     if p is None or p in (2, -2):
         (s,) = SV.svd(a, False, False)
         big, small = R.reduce_max(s, _last(s)), R.reduce_min(s, _last(s))
