@@ -14,7 +14,7 @@ import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from .dims import Dim
-from .dtypes import DType, bool_
+from .dtypes import DType, Floating, bool_, i32
 from .shape_typing import (
     accumulating_method, arg_reduction_method, matrix_transpose_attr, reduction_method, transpose_attr,
 )
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 DT = TypeVar("DT", bound=DType)
 DT2 = TypeVar("DT2", bound=DType)
+FT = TypeVar("FT", bound=Floating)
 Shape = TypeVarTuple("Shape")
 S = TypeVarTuple("S")
 K = TypeVar("K")
@@ -396,6 +397,68 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def astype(self, dtype: Any) -> Tensor[Any, Unpack[Shape]]: ...
     def astype(self, dtype: Any) -> Any:
         return _tnp.astype(self, dtype)
+
+    # ----------------------------------------------------------------------------- NumPy's other methods
+    # Arrays are immutable, so ``sort`` returns a sorted copy (as JAX's), where NumPy's sorts in place.
+    def sort(self, axis: int | type[Dim] = -1, *, descending: bool = False) -> Tensor[DT, Unpack[Shape]]:
+        return _tnp.sort(self, axis, descending=descending)
+
+    def argsort(self, axis: int | type[Dim] = -1, *, descending: bool = False) -> Tensor[i32, Unpack[Shape]]:
+        return _tnp.argsort(self, axis, descending=descending)
+
+    @overload
+    def cumsum(self: Tensor[FT, Unpack[S]], axis: int | type[Dim]) -> Tensor[FT, Unpack[S]]: ...
+    @overload
+    def cumsum(self, axis: int | type[Dim] | None = None, dtype: Any = None) -> Tensor[Any, Unpack[AnyShape]]: ...
+    def cumsum(self, axis: Any = None, dtype: Any = None) -> Any:
+        return _tnp.cumsum(self, axis, dtype)
+
+    @overload
+    def cumprod(self: Tensor[FT, Unpack[S]], axis: int | type[Dim]) -> Tensor[FT, Unpack[S]]: ...
+    @overload
+    def cumprod(self, axis: int | type[Dim] | None = None, dtype: Any = None) -> Tensor[Any, Unpack[AnyShape]]: ...
+    def cumprod(self, axis: Any = None, dtype: Any = None) -> Any:
+        return _tnp.cumprod(self, axis, dtype)
+
+    def clip(
+        self, min: Tensor[DT, Unpack[AnyShape]] | Scalar | None = None,  # noqa: A002 - NumPy's names
+        max: Tensor[DT, Unpack[AnyShape]] | Scalar | None = None,  # noqa: A002
+    ) -> Tensor[DT, Unpack[Shape]]:
+        return _tnp.clip(self, min, max)
+
+    def round(self: Tensor[FT, Unpack[S]], decimals: int = 0) -> Tensor[FT, Unpack[S]]:
+        return _tnp.round(self, decimals)
+
+    @overload
+    def any(self, axis: None = None, keepdims: Literal[False] = False) -> Tensor[bool_]: ...
+    @overload
+    def any(
+        self, axis: int | type[Dim] | tuple[int | type[Dim], ...], keepdims: bool = False
+    ) -> Tensor[bool_, Unpack[AnyShape]]: ...
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _tnp.any(self, axis, keepdims)
+
+    @overload
+    def all(self, axis: None = None, keepdims: Literal[False] = False) -> Tensor[bool_]: ...
+    @overload
+    def all(
+        self, axis: int | type[Dim] | tuple[int | type[Dim], ...], keepdims: bool = False
+    ) -> Tensor[bool_, Unpack[AnyShape]]: ...
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _tnp.all(self, axis, keepdims)
+
+    def diagonal(
+        self, offset: int = 0, axis1: int | type[Dim] = 0, axis2: int | type[Dim] = 1
+    ) -> Tensor[DT, Unpack[AnyShape]]:
+        return _tnp.diagonal(self, offset, axis1, axis2)
+
+    def trace(
+        self, offset: int = 0, axis1: int | type[Dim] = 0, axis2: int | type[Dim] = 1
+    ) -> Tensor[Any, Unpack[AnyShape]]:
+        return _tnp.trace(self, offset, axis1, axis2)
+
+    def repeat(self, repeats: Any, axis: int | type[Dim] | None = None) -> Tensor[DT, Unpack[AnyShape]]:
+        return _tnp.repeat(self, repeats, axis)
 
     # ------------------------------------------------------------------------------------------- reductions
     # ``x.sum(axis=Batch)`` drops Batch from the type; an axis the tensor does not have is a type error.

@@ -116,6 +116,28 @@ def _argmin_ref(x: np.ndarray, *, axis: int, index_dtype: Any) -> np.ndarray:
     return np.argmin(x, axis=axis)
 
 
+def _away_from_zero(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    """Both signs, |x| >= 0.2: finite differences stay clear of cbrt's infinite slope at 0."""
+    x = rng.standard_normal((3, 4))
+    return [(np.sign(x) * (np.abs(x) + 0.2)).astype(dtype)]
+
+
+def _open_unit_interval(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    return [rng.uniform(-0.9, 0.9, (3, 4)).astype(dtype)]
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy import special
+
+    return special.erf(x)  # type: ignore[no-any-return]
+
+
+def _erfinv(x: np.ndarray) -> np.ndarray:
+    from scipy import special
+
+    return special.erfinv(x)  # type: ignore[no-any-return]
+
+
 FLOATS = ("float32", "float64")
 NUMERIC = ("float32", "float64", "int32")
 INTS = ("int32", "uint32")
@@ -146,6 +168,11 @@ CASES: dict[str, list[Case]] = {
     "pow": [Case(operands((3, 4), (3, 4), positive=(0,)), np.power)],
     "max": [Case(operands((3, 4), (3, 4)), np.maximum, dtypes=NUMERIC)],
     "min": [Case(operands((3, 4), (3, 4)), np.minimum, dtypes=NUMERIC)],
+    "atan2": [Case(operands((3, 4), (3, 4)), np.arctan2),
+              Case(operands((), (2, 3)), np.arctan2, label="scalar first")],
+    "cbrt": [Case(_away_from_zero, np.cbrt)],
+    "erf": [Case(normal(3, 4), _erf)],
+    "erf_inv": [Case(_open_unit_interval, _erfinv)],
     "neg": [Case(normal(3, 4), np.negative, dtypes=NUMERIC)],
     "abs": [Case(normal(3, 4), np.abs, dtypes=NUMERIC)],
     "sign": [Case(normal(3, 4), np.sign, dtypes=NUMERIC)],
@@ -350,3 +377,8 @@ CASES.update({
                  label="wide complete"),
             Case(normal(3, 4), _svd_ref, {"full_matrices": False, "compute_uv": False}, label="values only")],
 })
+
+
+from conv_cases import CASES as _CONVOLUTION_CASES  # noqa: E402 - kept in their own module
+
+CASES.update(_CONVOLUTION_CASES)

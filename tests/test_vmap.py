@@ -16,6 +16,7 @@ from tensorstage import numpy as tnp
 from tensorstage.staging import REGISTRY, bind
 from tensorstage.staging.builder import building
 from tensorstage.staging.ir import Graph, Var
+from tensorstage.staging.primitives.convolution import ConvDims
 from tensorstage.staging.transforms.batching import batch_graph
 from tensorstage.staging.typecheck import typecheck
 from tensorstage.tensor import Traced
@@ -86,11 +87,16 @@ def same(draw: Callable[..., Callable[[np.random.Generator], np.ndarray]], n: in
 CASES: dict[str, list[Case]] = {
     **{name: [Case(ops(normal(2, 3)))] for name in (
         "neg", "exp", "expm1", "tanh", "logistic", "sin", "cos", "abs", "sign", "floor", "ceil", "round",
-        "stop_gradient",
+        "stop_gradient", "cbrt", "erf",
     )},
     **{name: [Case(ops(positive(2, 3)))] for name in ("log", "log1p", "sqrt", "rsqrt")},
     "integer_pow": [Case(ops(normal(2, 3)), {"y": 3})],
-    **{name: same(normal, 2) for name in ("add", "sub", "mul", "max", "min")},
+    **{name: same(normal, 2) for name in ("add", "sub", "mul", "max", "min", "atan2")},
+    "conv_general_dilated": [Case(ops(normal(2, 3, 7), normal(4, 3, 3)), {
+        "window_strides": (2,), "padding": ((1, 0),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+        "dimension_numbers": ConvDims.channels_first(1), "feature_group_count": 1, "batch_group_count": 1,
+    })],
+    "erf_inv": [Case(ops(lambda rng: rng.uniform(-0.9, 0.9, (2, 3)).astype(np.float32)))],
     "div": same(positive, 2),
     "rem": same(positive, 2),
     "pow": same(positive, 2),

@@ -38,7 +38,7 @@ def widen(em: Emitter, value: Value, shape: tuple[int, ...], like: Aval | None =
 
 
 def _simple_rule(op_name: str) -> Any:
-    full_name = f"stablehlo.{op_name}"
+    full_name = op_name if "." in op_name else f"stablehlo.{op_name}"
 
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
         out = outs[0]
@@ -59,6 +59,14 @@ for _prim, _name in _SIMPLE.items():
     lowers(_prim)(_simple_rule(_name))
     SPLAT_SCALAR_OPERANDS.add(_prim)
     PLAIN_OPS[_prim] = f"stablehlo.{_name}"
+
+# CHLO ops: XLA's compile path (jaxlib 0.10.2) parses and legalizes them; no StableHLO op exists for these.
+_CHLO = {E.erf_p: "chlo.erf", E.erf_inv_p: "chlo.erf_inv"}
+
+for _prim, _name in _CHLO.items():
+    lowers(_prim)(_simple_rule(_name))
+    SPLAT_SCALAR_OPERANDS.add(_prim)
+    PLAIN_OPS[_prim] = _name
 
 
 def _unsigned_aware(prim: Any, op_name: str) -> None:
@@ -109,6 +117,39 @@ def _compare_rule(direction: str) -> Any:
 for _prim, _direction in _COMPARISONS.items():
     lowers(_prim)(_compare_rule(_direction))
     SPLAT_SCALAR_OPERANDS.add(_prim)
+
+
+def _smallest_normal(dtype: np.dtype[Any]) -> float:
+    try:
+        return float(np.finfo(dtype).tiny)
+    except ValueError:  # bfloat16: NumPy has no finfo for ml_dtypes' types
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dtype).tiny)  # type: ignore[no-untyped-call]
+
+
+@lowers(E.cbrt_p)
+def _cbrt(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+    """XLA's cbrt returns garbage for a subnormal operand (-5.6e-16 for every f32 subnormal, on CPU)."""
+    aval = outs[0]
+    return em.op("stablehlo.cbrt", [_flush_subnormal(em, widen(em, args[0], aval.shape, aval), aval)], outs)
+
+
+def _flush_subnormal(em: Emitter, x: Value, aval: Aval) -> Value:
+    """``x`` with subnormals replaced by a zero of their sign: what XLA's CPU arithmetic reads them as (it flushes
+    subnormals), but not what some of its expansions, which test the operand's bits, see."""
+    tiny = em.splat(np.asarray(_smallest_normal(aval.dtype), aval.dtype), aval)
+    small = compare(em, em.op("stablehlo.abs", [x], [aval])[0], tiny, "LT")
+    signed_zero = em.op("stablehlo.multiply", [x, em.splat(np.asarray(0, aval.dtype), aval)], [aval])[0]
+    return em.op("stablehlo.select", [small, signed_zero, x], [aval])[0]
+
+
+@lowers(E.atan2_p)
+def _atan2(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+    """XLA's atan2 gives NaN or a wrong quadrant for two subnormal operands (CPU, jaxlib 0.10.2)."""
+    aval = outs[0]
+    x, y = (_flush_subnormal(em, widen(em, a, aval.shape, aval), aval) for a in args)
+    return em.op("stablehlo.atan2", [x, y], outs)
 
 
 @lowers(E.clamp_p)

@@ -6,16 +6,39 @@ implicitly, and broadcasting never adds leading axes to one operand while stretc
 """
 
 from .creation import arange, array, asarray, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like
+from .cumulative import (
+    cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum, diff, ediff1d, nancumprod, nancumsum,
+)
 from .einsum import einsum
 from .indexing import getitem
 from .joining import (
     array_split, concatenate, dstack, hstack, pad, split, stack, take, take_along_axis, vstack,
 )
 from .linalg import dot, matmul, outer, tensordot, vdot
+from .mathfuncs import (
+    allclose, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, cbrt, copysign, cosh, deg2rad, degrees,
+    exp2, fix, float_power, fmax, fmin, fmod, heaviside, hypot, isclose, logaddexp, logaddexp2, nan_to_num, rad2deg,
+    radians, signbit, sinc, sinh, trunc,
+)
+from .matrices import (
+    corrcoef, cov, cross, diag, diagflat, diagonal, identity, inner, kron, matrix_transpose, trace, tri, tril,
+    tril_indices, tril_indices_from, triu, triu_indices, triu_indices_from, vander, vecdot,
+)
+from .nanreductions import (
+    average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, ptp,
+)
 from .reductions import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var,
 )
 from .shaping import broadcast_to, expand_dims, moveaxis, ravel, reshape, squeeze, swapaxes, transpose
+from .rearranging import (
+    append, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, delete, flip, fliplr, flipud,
+    insert, meshgrid, repeat, resize, roll, rot90, tile,
+)
+from .sorting import (
+    argpartition, argsort, lexsort, median, nanmedian, nanpercentile, nanquantile, partition, percentile, quantile,
+    searchsorted, sort,
+)
 from .ufuncs import (
     abs, absolute, add, astype, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clip, cos, divide, equal,
     exp, expm1, floor, floor_divide, greater, greater_equal, invert, isfinite, isinf, isnan, less, less_equal, log,
@@ -38,4 +61,16 @@ __all__ = [
     # indexing, joining and einsum
     "array_split", "concatenate", "dstack", "einsum", "hstack", "pad", "split", "stack", "take",
     "take_along_axis", "vstack",
+    # sorting, cumulative, more math, NaN-aware reductions, matrices, rearranging
+    "allclose", "append", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argpartition",
+    "argsort", "atleast_1d", "atleast_2d", "atleast_3d", "average", "broadcast_arrays", "cbrt", "column_stack",
+    "copysign", "corrcoef", "cosh", "count_nonzero", "cov", "cross", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_prod", "cumulative_sum", "deg2rad", "degrees", "delete", "diag", "diagflat", "diagonal", "diff",
+    "ediff1d", "exp2", "fix", "flip", "fliplr", "flipud", "float_power", "fmax", "fmin", "fmod", "heaviside",
+    "hypot", "identity", "inner", "insert", "isclose", "kron", "lexsort", "logaddexp", "logaddexp2",
+    "matrix_transpose", "median", "meshgrid", "nan_to_num", "nanargmax", "nanargmin", "nancumprod", "nancumsum",
+    "nanmax", "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum",
+    "nanvar", "partition", "percentile", "ptp", "quantile", "rad2deg", "radians", "repeat", "resize", "roll",
+    "rot90", "searchsorted", "signbit", "sinc", "sinh", "sort", "tile", "trace", "tri", "tril", "tril_indices",
+    "tril_indices_from", "triu", "triu_indices", "triu_indices_from", "trunc", "vander", "vecdot",
 ]

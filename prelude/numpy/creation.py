@@ -148,8 +148,9 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     target = _dtype(dtype, default)
     if values.size and _dt.is_integer(target) and values.dtype.kind in "iu":
         info = np.iinfo(target)
-        if values.min() < info.min or values.max() > info.max:
-            raise shape_error("arange", f"values up to {values.max()} do not fit {_dt.short_name(target)}")
+        low, high = int(np.min(values)), int(np.max(values))
+        if low < info.min or high > info.max:
+            raise shape_error("arange", f"values from {low} to {high} do not fit {_dt.short_name(target)}")
     return wrap(literal(values, target))
 
 

@@ -8,5 +8,6 @@ from . import control_flow  # after the families its rules build on
 from . import collectives
 from . import decompositions  # cholesky, triangular_solve, qr, eigh
 from . import svd  # after decompositions, whose helpers it uses
+from . import convolution  # conv_general_dilated
 
-__all__ = ["autodiff", "collectives", "control_flow", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "control_flow", "convolution", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural", "svd"]

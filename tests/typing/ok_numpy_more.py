@@ -1,0 +1,29 @@
+"""Sorting, cumulative, math, NaN-aware and matrix functions keep the shapes and dtypes the checker can see."""
+
+from __future__ import annotations
+
+import tensorstage as ts
+from tensorstage import Dim, Tensor, f32, i32
+from tensorstage import numpy as tnp
+
+
+class Batch(Dim): ...
+class Feature(Dim): ...
+
+
+DIMS = dict(Batch=4, Feature=3)
+
+
+@ts.program
+def ranked(x: Tensor[f32, Batch, Feature]) -> Tensor[i32, Batch, Feature]:
+    ordered: Tensor[f32, Batch, Feature] = tnp.sort(x, axis=0)
+    running: Tensor[f32, Batch, Feature] = tnp.cumsum(ordered, axis=0)
+    smooth: Tensor[f32, Batch, Feature] = tnp.arcsinh(running) + tnp.flip(x, axis=1) + tnp.roll(x, 1, axis=0)
+    return tnp.argsort(smooth, axis=-1)
+
+
+@ts.program
+def summaries(x: Tensor[f32, Batch, Feature], m: Tensor[f32, Feature, Feature]) -> Tensor[f32, Feature]:
+    square: Tensor[f32, Feature, Feature] = tnp.tril(m) + tnp.triu(m, 1).T
+    per_feature: Tensor[f32, Feature] = tnp.nanmean(x, axis=Batch) + tnp.median(x, axis=0)
+    return per_feature @ square + tnp.trace(m)
