@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from typing_extensions import TypeVarTuple, Unpack
 
-from .dtypes import DType, bool_
+from .dtypes import DType, bool_, i32
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -58,7 +58,8 @@ class Comparison(Protocol):
 
 
 class Where(Protocol):
-    """``where(cond, x, y)``: a bool condition of the result's shape, two branches of one dtype."""
+    """``where(cond, x, y)``: a bool condition of the result's shape, two branches of one dtype; ``where(cond,
+    size=n)``: the indices of its nonzero elements, as ``nonzero``."""
 
     @overload
     def __call__(
@@ -71,6 +72,10 @@ class Where(Protocol):
     def __call__(
         self, condition: Tensor[bool_, Unpack[S]], x: Tensor[DT] | Scalar, y: Tensor[DT, Unpack[S]]
     ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # one argument: ``nonzero(condition, size=...)``
+        self, condition: Tensor[Any, Unpack[S]], *, size: int | None = None, fill_value: Any = None
+    ) -> tuple[Tensor[i32, Any], ...]: ...
 
 
 class MatMul(Protocol):

@@ -321,6 +321,40 @@ def _slogdet_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sign, logdet
 
 
+def _cofactors_ref(a: np.ndarray) -> np.ndarray:
+    """Cofactor matrices by explicit minors (valid at singular matrices too)."""
+    a = np.asarray(a, np.float64)
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, -2), j, -1)
+            out[..., i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def _scaled(make: Maker) -> Maker:
+    """``make``'s first operand divided by its size plus one: entries and cofactors of order 1, so float32's
+    absolute tolerance fits both factorizations (LU and QR)."""
+
+    def scaled(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        first, *rest = make(rng, dtype)
+        return [(first / (first.shape[-1] + 1)).astype(dtype), *rest]
+
+    return scaled
+
+
+def _rank_deficient(a_shape: tuple[int, ...]) -> Maker:
+    """Matrices of rank n-1 with quarter-integer entries (the last row a sum of two others: exact in floats)."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        a = (rng.integers(-3, 4, size=a_shape) + 4 * np.eye(a_shape[-1])) / 4
+        a[..., -1, :] = a[..., 0, :] + a[..., 1, :]
+        return [a.astype(dtype)]
+
+    return make
+
+
 CASES.update({
     "cholesky": [Case(_spd(3, 3), lambda a: np.linalg.cholesky(_sym_lower(a))),
                  Case(_spd(2, 4, 4), lambda a: np.linalg.cholesky(_sym_lower(a)), label="batched")],
@@ -343,6 +377,13 @@ CASES.update({
               Case(_swapped((4, 4), (4, 1)), _solve_ref, {"transpose_a": False}, label="pivoting")],
     "slogdet": [Case(_swapped((3, 3)), _slogdet_ref, label="negative"),
                 Case(_swapped((2, 4, 4)), _slogdet_ref, label="batched")],
+    "det": [Case(_swapped((3, 3)), np.linalg.det, label="negative"),
+            Case(_swapped((2, 4, 4)), np.linalg.det, label="batched")],
+    "cofactors": [Case(_scaled(_swapped((3, 3))), lambda a: _cofactors_ref(a), label="negative"),
+                  Case(_scaled(_swapped((2, 4, 4))), lambda a: _cofactors_ref(a), label="batched"),
+                  # float32 only: that keeps it out of test_autodiff (second derivatives divide by det A = 0)
+                  Case(_rank_deficient((2, 4, 4)), lambda a: _cofactors_ref(a), dtypes=("float32",),
+                       label="rank n-1")],
 })
 
 

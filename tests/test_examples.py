@@ -27,3 +27,15 @@ def test_train_digits_reaches_95_percent() -> None:
     example = _load("train_digits")
     accuracy = example.main(epochs=10, quiet=True)
     assert accuracy >= 0.95
+
+
+def test_train_digits_cnn_reaches_95_percent() -> None:
+    pytest.importorskip("sklearn")
+    pytest.importorskip("tqdm")
+    sys.path.insert(0, str(EXAMPLES))  # the CNN example reuses train_digits' data loading
+    try:
+        example = _load("train_digits_cnn")
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    accuracy = example.main(epochs=5, quiet=True)
+    assert accuracy >= 0.95

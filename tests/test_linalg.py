@@ -448,3 +448,287 @@ def test_solve_primitive_transposed_on_both_paths(transpose_a: bool, rng: np.ran
 
     for x in both_paths(f, a, b):
         np.testing.assert_allclose(np.asarray(x), expected, **F64)
+
+
+# ------------------------------------------------------------------------------- det at singular matrices
+
+
+def cofactor_matrix(a: np.ndarray) -> np.ndarray:
+    """The gradient of det: ``C[..., i, j] = (-1)^(i+j) det(minor_ij)``, by explicit minors in float64."""
+    a = np.asarray(a, np.float64)
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, -2), j, -1)
+            out[..., i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def rank_deficient(rng: np.random.Generator, batch: tuple[int, ...], n: int, drop: int) -> np.ndarray:
+    """Integer matrices of rank exactly ``n - drop``: ``drop`` rows replaced by sums of other rows (exact in
+    floating point), at random positions, from a matrix with a nonzero determinant."""
+    out = np.empty((*batch, n, n))
+    for index in np.ndindex(*batch):
+        while True:
+            a = rng.integers(-3, 4, size=(n, n)).astype(np.float64)
+            if abs(np.linalg.det(a)) > 0.5:
+                break
+        rows = rng.permutation(n)
+        for k in range(drop):  # row rows[k] becomes the sum of two rows that stay independent
+            a[rows[k]] = a[rows[drop]] + a[rows[(drop + 1 + k) % n if n > drop + 1 else drop]]
+        out[index] = a
+    assert (np.linalg.matrix_rank(out) == n - drop).all()
+    return out
+
+
+SINGULAR_SHAPES = [((), 2), ((), 3), ((), 5), ((3,), 3), ((2, 2), 5), ((2,), 5)]
+
+
+def singular_cases(rng: np.random.Generator) -> list[np.ndarray]:
+    # Also matrices whose factorization has several zero pivots though the rank is n-1 (nilpotent Jordan blocks:
+    # every pivot of their QR is zero), and a zero matrix.
+    cases = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.eye(2, k=1), np.eye(5, k=1), np.eye(3, k=-1) + np.eye(3, k=2),
+             np.array([[0.0, 0, 1], [0, 0, 2], [1, 2, 3]]), np.zeros((5, 5))]
+    for batch, n in SINGULAR_SHAPES:
+        cases += [rank_deficient(rng, batch, n, drop) for drop in (1, 2) if drop < n]
+    return cases
+
+
+def det_derivatives(a: Any, t: Any) -> Any:
+    return ts.grad(lambda x: tnp.sum(LA.det(x)))(a), ts.jvp(LA.det, (a,), (t,))[1]
+
+
+def test_det_gradient_at_singular_matrices(rng: np.random.Generator) -> None:
+    """Rank n-1: the cofactor matrix (nonzero); rank n-2: zero. On the default path and, with SciPy, on both (one
+    program per path for every case; the JVP, the same cofactors, on one of them)."""
+    pair = np.asarray(ts.grad(LA.det)(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    np.testing.assert_allclose(pair, [[4, -2], [-2, 1]], rtol=0, atol=1e-14)  # exact on CPU with LAPACK (LU)
+    by_size: dict[int, list[np.ndarray]] = {}
+    for a in singular_cases(rng):
+        by_size.setdefault(a.shape[-1], []).append(a.reshape(-1, a.shape[-1], a.shape[-1]))
+    # one batch per size (fewer compiles); the 5x5 one with two batch axes
+    cases = [np.concatenate(group) for _, group in sorted(by_size.items())]
+    assert [a.shape[-1] for a in cases] == [2, 3, 5]
+    cases[2] = cases[2].reshape(-1, 2, 5, 5)
+    t = rng.standard_normal(cases[1].shape)
+
+    def run(cases: Any, t: Any) -> Any:
+        grads = [ts.grad(lambda x: tnp.sum(LA.det(x)))(a) for a in cases]
+        return grads, ts.jvp(LA.det, (cases[-2],), (t,))[1]
+
+    if lapack.available():  # LU on every case; QR (XLA's expansion, slow to compile) on the 3x3 and 5x5 ones
+        results = [ts.program(run)(cases, t)]
+        lapack.set_enabled(False)
+        try:
+            results.append(ts.program(run)(cases[1:], t))
+        finally:
+            lapack.set_enabled(None)
+    else:
+        results = [ts.program(run)(cases[1:], t)]
+    for grads, tangent in results:
+        for a, grad in zip(cases[-len(grads):], grads):
+            expected = cofactor_matrix(a)
+            np.testing.assert_allclose(np.asarray(grad), expected, rtol=0, atol=1e-12 * (np.abs(expected).max() + 1))
+        np.testing.assert_allclose(np.asarray(tangent), np.sum(cofactor_matrix(cases[1]) * t, axis=(-2, -1)),
+                                   rtol=0, atol=1e-10)
+    # float32: the same, to float32 precision
+    a32 = cases[0].astype(np.float32)
+    expected = cofactor_matrix(cases[0])
+    np.testing.assert_allclose(np.asarray(ts.grad(lambda x: tnp.sum(LA.det(x)))(a32)), expected, rtol=0,
+                               atol=1e-5 * (np.abs(expected).max() + 1))
+
+
+def test_det_gradient_under_vmap_at_singular_matrices(rng: np.random.Generator) -> None:
+    a = np.concatenate([rank_deficient(rng, (2,), 4, 1), rank_deficient(rng, (1,), 4, 2), general(rng, 1, 4, 4)])
+    got = np.asarray(ts.vmap(ts.grad(LA.det))(a))
+    np.testing.assert_allclose(got, cofactor_matrix(a), rtol=1e-10, atol=1e-11)
+    twice = np.asarray(ts.vmap(ts.vmap(ts.grad(LA.det)))(a.reshape(2, 2, 4, 4)))  # nested: batch axes stack up
+    np.testing.assert_allclose(twice.reshape(a.shape), got, rtol=1e-12, atol=1e-12)
+
+
+def test_det_jvp_and_second_derivatives_at_nonsingular_points(rng: np.random.Generator) -> None:
+    a, t = general(rng, 2, 4, 4), rng.standard_normal((2, 4, 4))
+    f = lambda x: tnp.sum(LA.det(x))  # noqa: E731
+    g = ts.grad(f)
+
+    @ts.program
+    def run(a: Any, t: Any) -> Any:
+        return ts.jvp(f, (a,), (t,))[1], f(a + EPS * t), f(a - EPS * t), ts.jvp(g, (a,), (t,))[1], g(a + 1e-5 * t), g(
+            a - 1e-5 * t), ts.grad(lambda x: tnp.sum(g(x) * t))(a)
+
+    tangent, plus, minus, hvp, g_plus, g_minus, reverse_hvp = (np.asarray(v) for v in run(a, t))
+    assert float(tangent) == pytest.approx(float(plus - minus) / (2 * EPS), rel=1e-7)
+    np.testing.assert_allclose(hvp, (g_plus - g_minus) / 2e-5, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(reverse_hvp, hvp, rtol=1e-10, atol=1e-12)  # the Hessian is symmetric
+
+
+def test_det_derivatives_match_jax(rng: np.random.Generator) -> None:
+    """On 3x3 matrices of rank 2 and 1 (where JAX's LU-based rule is exact; for some rank n-1 matrices of size
+    >= 4 it returns 0 while the cofactors are not, which test_det_gradient_at_singular_matrices covers here)."""
+    jax = pytest.importorskip("jax")
+    a = np.concatenate([rank_deficient(rng, (4,), 3, 1), rank_deficient(rng, (4,), 3, 2), general(rng, 2, 3, 3)])
+    t = rng.standard_normal(a.shape)
+    with jax.enable_x64(True):
+        grads = np.asarray(jax.vmap(jax.grad(jax.numpy.linalg.det))(a))
+        tangents = np.asarray(jax.jvp(jax.numpy.linalg.det, (a,), (t,))[1])
+        pair = np.asarray(jax.grad(jax.numpy.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    grad, tangent = ts.program(det_derivatives)(a, t)
+    np.testing.assert_allclose(np.asarray(grad), grads, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(np.asarray(tangent), tangents, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(np.asarray(ts.grad(LA.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))), pair, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- NumPy 2 / array-API names
+
+
+def test_array_api_names_match_numpy(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((2, 3, 4))
+    m = rng.standard_normal((2, 3, 3))
+    u, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    ints = rng.integers(-5, 5, size=(2, 3, 3)).astype(np.int8)
+
+    @ts.program
+    def run(x: Any, m: Any, u: Any, v: Any, ints: Any) -> Any:
+        return (
+            [LA.diagonal(x, offset=k) for k in (0, 1, -1)], LA.trace(x), LA.trace(x, offset=2), LA.trace(ints),
+            LA.outer(u[0], v[1]), LA.cross(u, v), LA.cross(u.T, v.T, axis=0), LA.vecdot(u, v), LA.vecdot(u, v, axis=0),
+            LA.matmul(x, tnp.swapaxes(x, -1, -2)),
+            LA.matrix_transpose(x), LA.cholesky(m @ tnp.swapaxes(m, -1, -2) + 3.0, upper=True),
+        )
+
+    diags, tr, tr2, tr_int, outer, cross, cross0, vd, vd0, mm, mt, chol = run(x, m, u, v, ints)
+    for got, k in zip(diags, (0, 1, -1)):
+        np.testing.assert_allclose(np.asarray(got), np.linalg.diagonal(x, offset=k), **F64)
+    np.testing.assert_allclose(np.asarray(tr), np.linalg.trace(x), **F64)
+    np.testing.assert_allclose(np.asarray(tr2), np.linalg.trace(x, offset=2), **F64)
+    np.testing.assert_array_equal(np.asarray(tr_int), np.linalg.trace(ints))
+    np.testing.assert_allclose(np.asarray(outer), np.linalg.outer(u[0], v[1]), **F64)
+    np.testing.assert_allclose(np.asarray(cross), np.linalg.cross(u, v), **F64)
+    np.testing.assert_allclose(np.asarray(cross0), np.linalg.cross(u.T, v.T, axis=0), **F64)
+    np.testing.assert_allclose(np.asarray(vd), np.linalg.vecdot(u, v), **F64)
+    np.testing.assert_allclose(np.asarray(vd0), np.linalg.vecdot(u, v, axis=0), **F64)
+    np.testing.assert_allclose(np.asarray(mm), np.linalg.matmul(x, np.swapaxes(x, -1, -2)), **F64)
+    np.testing.assert_array_equal(np.asarray(mt), np.linalg.matrix_transpose(x))
+    spd_m = m @ np.swapaxes(m, -1, -2) + 3.0
+    np.testing.assert_allclose(np.asarray(chol), np.linalg.cholesky(spd_m, upper=True), **F64)
+
+
+MATRIX_NORM_ORDS = ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+VECTOR_NORM_CASES = [(o, ax) for o in (2, 1, 0, np.inf, -np.inf, 3, -1.5) for ax in (None, -1, (0, 2))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vector_and_matrix_norm(dtype: type, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((2, 3, 4)).astype(dtype)
+    x[0, 0, 0] = 0  # ord=0 counts nonzeros
+
+    @ts.program
+    def run(x: Any) -> Any:
+        vectors = [LA.vector_norm(x, axis=ax, ord=o) for o, ax in VECTOR_NORM_CASES]
+        kept = LA.vector_norm(x, axis=(0, 2), keepdims=True), LA.vector_norm(x, keepdims=True)
+        matrices = [(LA.matrix_norm(x, ord=o), LA.matrix_norm(x, ord=o, keepdims=True)) for o in MATRIX_NORM_ORDS]
+        return vectors, kept, matrices, LA.matrix_norm(x)
+
+    vectors, kept, matrices, default = run(x)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-9, "atol": 1e-12}
+    wide = x.astype(np.float64)
+    for got, (o, ax) in zip(vectors, VECTOR_NORM_CASES):
+        assert np.asarray(got).dtype == dtype
+        np.testing.assert_allclose(np.asarray(got), np.linalg.vector_norm(wide, axis=ax, ord=o), **tol)
+    np.testing.assert_allclose(np.asarray(kept[0]), np.linalg.vector_norm(wide, axis=(0, 2), keepdims=True), **tol)
+    np.testing.assert_allclose(np.asarray(kept[1]), np.linalg.vector_norm(wide, keepdims=True), **tol)
+    for (plain, keep), o in zip(matrices, MATRIX_NORM_ORDS):
+        np.testing.assert_allclose(np.asarray(plain), np.linalg.matrix_norm(wide, ord=o), **tol)
+        np.testing.assert_allclose(np.asarray(keep), np.linalg.matrix_norm(wide, ord=o, keepdims=True), **tol)
+    np.testing.assert_allclose(np.asarray(default), np.linalg.matrix_norm(wide), **tol)
+
+
+def test_multi_dot_tensorinv_tensorsolve(rng: np.random.Generator) -> None:
+    chain = [rng.standard_normal(s) for s in [(10, 30), (30, 5), (5, 60), (60, 2)]]
+    first, last = rng.standard_normal(10), rng.standard_normal(2)
+    t = rng.standard_normal((4, 6, 8, 3)) + 0.0
+    t = (np.eye(24) * 6 + t.reshape(24, 24)).reshape(4, 6, 8, 3)
+    a = (np.eye(24) * 6 + rng.standard_normal((24, 24))).reshape(6, 4, 2, 3, 4)
+    b = rng.standard_normal((6, 4))
+    moved = np.moveaxis(a, (3, 4), (0, 1))  # axes=(0, 1) moves them back to the end
+    t1 = (np.eye(6) * 6 + rng.standard_normal((6, 6))).reshape(6, 2, 3)
+
+    @ts.program
+    def run(chain: Any, first: Any, last: Any, t: Any, t1: Any, a: Any, b: Any, moved: Any) -> Any:
+        return (LA.multi_dot(chain), LA.multi_dot([first, *chain, last]), LA.multi_dot(chain[:2]),
+                LA.multi_dot([first, chain[0]]), LA.tensorinv(t), LA.tensorinv(t1, ind=1), LA.tensorsolve(a, b),
+                LA.tensorsolve(moved, b, axes=(0, 1)))
+
+    outs = run(chain, first, last, t, t1, a, b, moved)
+    expected = (np.linalg.multi_dot(chain), np.linalg.multi_dot([first, *chain, last]),
+                np.linalg.multi_dot(chain[:2]), np.linalg.multi_dot([first, chain[0]]), np.linalg.tensorinv(t),
+                np.linalg.tensorinv(t1, ind=1), np.linalg.tensorsolve(a, b),
+                np.linalg.tensorsolve(moved, b, axes=(0, 1)))
+    for got, want in zip(outs, expected):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9, atol=1e-9)
+
+
+def test_multi_dot_picks_the_cheapest_order(rng: np.random.Generator) -> None:
+    """(10x1000)(1000x2)(2x500): left first costs 10*1000*2 + 10*2*500, right first 1000*2*500 + 10*1000*500."""
+    chain = [np.ones((10, 1000)), np.ones((1000, 2)), np.ones((2, 500))]
+    graph = str(ts.program(lambda c: LA.multi_dot(c)).stage(chain).graph)
+    assert "f64[10, 2]" in graph and "f64[1000, 500]" not in graph
+
+
+def test_new_names_differentiate_and_vmap(rng: np.random.Generator) -> None:
+    x, t = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    c1, c2 = rng.standard_normal((4, 3)), rng.standard_normal((3, 5))
+    sq = rng.standard_normal((3, 1, 3, 1)) + (np.eye(3) * 4).reshape(3, 1, 3, 1)
+
+    def f(x: Any) -> Any:
+        return (LA.vector_norm(x, ord=3) + LA.matrix_norm(x, ord="nuc") + LA.trace(tnp.sin(x))
+                + tnp.sum(LA.multi_dot([x, tnp.asarray(c1), tnp.asarray(c2)]) ** 2) + LA.vecdot(x[0], x[1])
+                + tnp.sum(LA.tensorinv(tnp.reshape(LA.outer(x[0, :3], x[1, 1:]), (3, 1, 3, 1)) * 0.1 + sq) ** 2))
+
+    @ts.program
+    def run(x: Any, t: Any) -> Any:
+        return f(x + EPS * t), f(x - EPS * t), ts.grad(f)(x)
+
+    plus, minus, grad = (np.asarray(v) for v in run(x, t))
+    assert float(np.sum(grad * t)) == pytest.approx(float(plus - minus) / (2 * EPS), rel=1e-6)
+
+    batch = rng.standard_normal((5, 3, 4))
+    per_example = lambda x: (LA.vector_norm(x, axis=-1), LA.matrix_norm(x, ord=1), LA.diagonal(x))  # noqa: E731
+    got = ts.vmap(per_example)(batch)
+    loop = ts.program(per_example)
+    for i in range(5):
+        for g, e in zip(got, loop(batch[i])):
+            np.testing.assert_allclose(np.asarray(g)[i], np.asarray(e), **F64)
+
+
+def test_new_names_reject_bad_input() -> None:
+    cases = [
+        (ts.ShapeError, "multi_dot", lambda: LA.multi_dot([np.ones((2, 3))])),
+        (ts.ShapeError, "multi_dot", lambda: LA.multi_dot([np.ones((2, 3)), np.ones((2, 3))])),
+        (ts.ShapeError, "multi_dot", lambda: LA.multi_dot([np.ones((2, 3)), np.ones((3, 3, 1)), np.ones(1)])),
+        (ts.ShapeError, "outer", lambda: LA.outer(np.ones((2, 2)), np.ones(2))),
+        (ts.ShapeError, "matrix_norm", lambda: LA.matrix_norm(np.ones(3))),
+        (ts.DTypeError, "vector_norm", lambda: LA.vector_norm(np.ones(3, dtype=np.int32))),
+        (ts.ShapeError, "vector_norm", lambda: LA.vector_norm(np.ones(3), axis=1)),
+        (ts.ShapeError, "tensorinv", lambda: LA.tensorinv(np.ones((2, 3, 4)), ind=1)),
+        (ts.ShapeError, "tensorsolve", lambda: LA.tensorsolve(np.ones((2, 3, 4)), np.ones(2))),
+        (ts.ShapeError, "cross", lambda: LA.cross(np.ones(2), np.ones(2))),
+        (ts.ShapeError, "diagonal", lambda: LA.diagonal(np.ones(3))),
+    ]
+    for error, name, call in cases:
+        with pytest.raises(error, match=name) as info:
+            call()
+        assert "test_linalg.py" in str(info.value), str(info.value)
+    with pytest.raises(ValueError, match="ind"):
+        LA.tensorinv(np.eye(2), ind=0)
+
+
+@needs_lapack
+def test_det_gradient_uses_lu_on_cpu_and_qr_elsewhere(rng: np.random.Generator) -> None:
+    staged = ts.program(ts.grad(lambda a: tnp.sum(LA.det(a)))).stage(general(rng, 2, 3, 3))
+    cpu, gpu = staged.stablehlo(), staged.stablehlo("gpu")
+    assert "lapack_dgetrf_ffi" in cpu and '"Qr"' not in cpu and "lapack_dgeqrf_ffi" not in cpu
+    assert "lapack" not in gpu and '"Qr"' in gpu
+    assert "stablehlo.if" in cpu  # the zero-pivot factors are computed only when some pivot is zero

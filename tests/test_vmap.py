@@ -154,6 +154,8 @@ CASES: dict[str, list[Case]] = {
     "solve": [Case(ops(diagonal_heavy(3, 3), normal(3, 2)), {"transpose_a": False}),
               Case(ops(diagonal_heavy(4, 4), normal(4, 1)), {"transpose_a": True})],
     "slogdet": [Case(ops(diagonal_heavy(3, 3)))],
+    "det": [Case(ops(diagonal_heavy(3, 3)))],
+    "cofactors": [Case(ops(diagonal_heavy(3, 3)))],
 }
 
 

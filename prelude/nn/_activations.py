@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType, Floating
 from ...staging.primitives import elementwise as E
 from ...tensor import Tensor
-from ..numpy import exp, logsumexp, sigmoid, tanh, where
-from ..numpy._core import float_operand, normalize_axes, op, wrap
+from ..numpy import abs, exp, expm1, log1p, logsumexp, sigmoid, split, tanh, where
+from ..numpy._core import describe, float_operand, normalize_axes, op, shape_error, wrap
 
 DT = TypeVar("DT", bound=DType)
 FT = TypeVar("FT", bound=Floating)
@@ -62,3 +62,90 @@ def _log_softmax(op_name: str, x: Tensor[FT, Unpack[Shape]], axis: int | type) -
     t = float_operand(op_name, x)
     (index,) = normalize_axes(op_name, axis, t, allow_none=False)
     return t - logsumexp(t, axis=index, keepdims=True)
+
+
+@op
+def leaky_relu(x: Tensor[FT, Unpack[Shape]], negative_slope: float = 0.01) -> Tensor[FT, Unpack[Shape]]:
+    """``x`` where positive, else ``negative_slope * x``."""
+    t = float_operand("leaky_relu", x)
+    return where(t > 0, t, negative_slope * t)
+
+
+@op
+def relu6(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """``min(max(x, 0), 6)``, with derivative 0 at both kinks."""
+    return where(x > 0, where(x < 6, x, 6), 0)
+
+
+@op
+def hard_tanh(x: Tensor[FT, Unpack[Shape]], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[FT, Unpack[Shape]]:
+    """``x`` clipped into ``[min_val, max_val]`` (derivative 1 strictly inside, 0 outside)."""
+    t = float_operand("hard_tanh", x)
+    return where(t > max_val, max_val, where(t < min_val, min_val, t))
+
+
+@op
+def elu(x: Tensor[FT, Unpack[Shape]], alpha: float = 1.0) -> Tensor[FT, Unpack[Shape]]:
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+    return _elu("elu", x, alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@op
+def selu(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """The self-normalizing ``scale * elu(x, alpha)`` (Klambauer et al., 2017)."""
+    return _SELU_SCALE * _elu("selu", x, _SELU_ALPHA)
+
+
+def _elu(op_name: str, x: Tensor[FT, Unpack[Shape]], alpha: float) -> Tensor[FT, Unpack[Shape]]:
+    t = float_operand(op_name, x)
+    # expm1 only sees x <= 0: a large positive x in the unused branch would overflow and poison the gradient
+    return where(t > 0, t, alpha * expm1(where(t > 0, 0.0, t)))
+
+
+@op
+def softplus(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``log(1 + exp(x))``, exact and finite (with its gradient) for any ``x``."""
+    return _softplus(float_operand("softplus", x))
+
+
+def _softplus(t: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    # relu(x) + log1p(exp(-|x|)); -|x| as a select so the derivative at 0 is sigmoid(0), not a split tie
+    negative_abs = where(t > 0, -t, t)
+    return where(t > 0, t, 0.0) + log1p(exp(negative_abs))
+
+
+@op
+def log_sigmoid(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``log(sigmoid(x)) = -softplus(-x)``, finite for any ``x``."""
+    return -_softplus(-float_operand("log_sigmoid", x))
+
+
+@op
+def softsign(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``x / (1 + |x|)``."""
+    t = float_operand("softsign", x)
+    return t / (1 + abs(t))
+
+
+@op
+def mish(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    t = float_operand("mish", x)
+    return t * tanh(_softplus(t))
+
+
+@op
+def glu(x: Tensor[FT, Unpack[tuple[Any, ...]]], axis: int | type = -1) -> Tensor[FT, Unpack[tuple[Any, ...]]]:
+    """The gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``x`` along ``axis`` (its size must
+    be even; the result has half of it)."""
+    t = float_operand("glu", x)
+    (index,) = normalize_axes("glu", axis, t, allow_none=False)
+    size = t.aval.shape[index]
+    if size % 2:
+        raise shape_error("glu", f"axis {axis!r} of {describe(x)} has odd size {size}; it must split into two halves")
+    a, b = split(t, 2, axis=index)
+    return a * sigmoid(b)

@@ -1,4 +1,7 @@
-"""Losses. Per-example losses keep the batch axes (take ``.mean()`` yourself); ``mse`` is already a mean."""
+"""Losses. Per-example losses keep the batch axes (take ``.mean()`` yourself); elementwise ones (the binary
+cross-entropies, ``huber_loss``, ``smooth_l1_loss``) keep every axis; ``mse`` and ``l1_loss`` are already means.
+
+Operands must share one dtype (labels of a float loss are floats of the predictions' dtype)."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import iota
 from ...tensor import Tensor
-from ..numpy import mean, sum
-from ..numpy._core import as_tensor, describe, dtype_error, op, parse_shape, shape_error, wrap
-from ._activations import log_softmax
+from ..numpy import abs, log, log1p, mean, sqrt, sum, where
+from ..numpy._core import (
+    as_tensor, describe, dtype_error, float_operand, normalize_axes, op, parse_shape, shape_error, wrap,
+)
+from ._activations import _softplus, log_softmax
 
 DT = TypeVar("DT", bound=DType)
 S_ = TypeVarTuple("S_")
@@ -39,30 +44,44 @@ def one_hot(labels: Tensor[Any, Unpack[S_]], num_classes: int, dtype: type[Float
 
 @op
 def softmax_cross_entropy(
-    logits: Tensor[DT, Unpack[S_], K], labels: Tensor[DT, Unpack[S_], K], axis: int | type = -1
+    logits: Tensor[DT, Unpack[S_], K], labels: Tensor[DT, Unpack[S_], K], axis: int | type = -1,
+    label_smoothing: float = 0.0,
 ) -> Tensor[DT, Unpack[S_]]:
-    """``-sum(labels * log_softmax(logits), axis)``: cross-entropy against class probabilities (or one-hots)."""
+    """``-sum(labels * log_softmax(logits), axis)``: cross-entropy against class probabilities (or one-hots);
+    ``label_smoothing`` mixes the labels with the uniform distribution: ``(1 - s) * labels + s / classes``."""
+    name = "softmax_cross_entropy"
     lg, lb = as_tensor(logits), as_tensor(labels)
+    lb_: Any = lb
     if lg.aval.shape != lb.aval.shape:
-        raise shape_error(
-            "softmax_cross_entropy", f"logits {describe(logits)} and labels {describe(labels)} must have one shape"
-        )
-    return -sum(lb * log_softmax(lg, axis), axis=axis)
+        raise shape_error(name, f"logits {describe(logits)} and labels {describe(labels)} must have one shape")
+    if label_smoothing:
+        (index,) = normalize_axes(name, axis, lg, allow_none=False)
+        lb_ = _smooth(name, lb, label_smoothing, lg.aval.shape[index])
+    return -sum(lb_ * log_softmax(lg, axis), axis=axis)
 
 
 @op
 def softmax_cross_entropy_with_integer_labels(
-    logits: Tensor[DT, Unpack[S_], K], labels: Tensor[IT, Unpack[S_]]
+    logits: Tensor[DT, Unpack[S_], K], labels: Tensor[IT, Unpack[S_]], label_smoothing: float = 0.0
 ) -> Tensor[DT, Unpack[S_]]:
-    """Cross-entropy of logits ``(..., classes)`` against integer class indices ``(...)``."""
+    """Cross-entropy of logits ``(..., classes)`` against integer class indices ``(...)``, optionally against
+    label-smoothed targets as in ``softmax_cross_entropy``."""
+    name = "softmax_cross_entropy_with_integer_labels"
     lg, lb = as_tensor(logits), as_tensor(labels)
     if lg.aval.ndim == 0 or lg.aval.shape[:-1] != lb.aval.shape:
         raise shape_error(
-            "softmax_cross_entropy_with_integer_labels",
-            f"labels {describe(labels)} must have the logits' shape {describe(logits)} without the class axis",
+            name, f"labels {describe(labels)} must have the logits' shape {describe(logits)} without the class axis"
         )
     targets = one_hot(lb, lg.aval.shape[-1], lg.aval.dtype)
+    if label_smoothing:
+        targets = _smooth(name, targets, label_smoothing, lg.aval.shape[-1])
     return -sum(targets * log_softmax(lg), axis=-1)
+
+
+def _smooth(name: str, labels: Tensor[Any, Unpack[S_]], amount: float, classes: int) -> Tensor[Any, Unpack[S_]]:
+    if not 0 <= amount <= 1:
+        raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {amount!r}")
+    return (1 - amount) * labels + amount / max(classes, 1)
 
 
 @op
@@ -70,3 +89,95 @@ def mse(predictions: Tensor[DT, Unpack[S_]], targets: Tensor[DT, Unpack[S_]]) ->
     """Mean squared error over every element."""
     diff = as_tensor(predictions) - as_tensor(targets)
     return mean(diff * diff)
+
+
+def _pair(name: str, a: Any, b: Any, what: tuple[str, str]) -> tuple[Tensor[Any], Tensor[Any]]:
+    """Two float operands of one shape and dtype (losses never broadcast targets against predictions)."""
+    x, y = float_operand(name, a), as_tensor(b)
+    if x.aval.shape != y.aval.shape:
+        raise shape_error(name, f"{what[0]} {describe(a)} and {what[1]} {describe(b)} must have one shape")
+    if x.aval.dtype != y.aval.dtype:
+        raise dtype_error(name, f"{what[0]} {describe(a)} and {what[1]} {describe(b)} must have one dtype")
+    return x, y
+
+
+@op
+def binary_cross_entropy(
+    probabilities: Tensor[DT, Unpack[S_]], labels: Tensor[DT, Unpack[S_]], eps: float = 1e-7
+) -> Tensor[DT, Unpack[S_]]:
+    """``-(y * log(p) + (1 - y) * log(1 - p))`` per element, with ``p`` clipped into ``[eps, 1 - eps]`` so that
+    saturated probabilities give a finite loss and gradient (prefer the logits form where you have logits)."""
+    p, y = _pair("binary_cross_entropy", probabilities, labels, ("probabilities", "labels"))
+    clipped = where(p < eps, eps, where(p > 1 - eps, 1 - eps, p))
+    return -(y * log(clipped) + (1 - y) * log1p(-clipped))
+
+
+@op
+def sigmoid_binary_cross_entropy(
+    logits: Tensor[DT, Unpack[S_]], labels: Tensor[DT, Unpack[S_]]
+) -> Tensor[DT, Unpack[S_]]:
+    """Binary cross-entropy of ``sigmoid(logits)`` against ``labels`` in [0, 1], per element, computed as
+    ``softplus(x) - x * y``: exact and finite for any logits (also ``binary_cross_entropy_with_logits``)."""
+    x, y = _pair("sigmoid_binary_cross_entropy", logits, labels, ("logits", "labels"))
+    return _softplus(x) - x * y
+
+
+binary_cross_entropy_with_logits = sigmoid_binary_cross_entropy
+
+
+@op
+def huber_loss(
+    predictions: Tensor[DT, Unpack[S_]], targets: Tensor[DT, Unpack[S_]], delta: float = 1.0
+) -> Tensor[DT, Unpack[S_]]:
+    """Per element: ``0.5 * d**2`` where ``|d| <= delta``, else ``delta * (|d| - 0.5 * delta)``, ``d`` the error."""
+    return _huber("huber_loss", predictions, targets, delta)  # type: ignore[no-any-return]
+
+
+@op
+def smooth_l1_loss(
+    predictions: Tensor[DT, Unpack[S_]], targets: Tensor[DT, Unpack[S_]], beta: float = 1.0
+) -> Tensor[DT, Unpack[S_]]:
+    """PyTorch's smooth L1, per element: ``huber_loss(p, t, delta=beta) / beta`` (quadratic below ``beta``)."""
+    return _huber("smooth_l1_loss", predictions, targets, beta) / beta  # type: ignore[no-any-return]
+
+
+def _huber(name: str, predictions: Any, targets: Any, delta: float) -> Any:
+    if not delta > 0:
+        raise ValueError(f"{name}: the threshold must be > 0, got {delta!r}")
+    p, t = _pair(name, predictions, targets, ("predictions", "targets"))
+    err = abs(p - t)
+    inside = where(err > delta, delta, err)  # the quadratic part, its derivative zero past delta
+    return 0.5 * inside * inside + delta * (err - inside)
+
+
+@op
+def l1_loss(predictions: Tensor[DT, Unpack[S_]], targets: Tensor[DT, Unpack[S_]]) -> Tensor[DT]:
+    """Mean absolute error over every element (like ``mse``)."""
+    p, t = _pair("l1_loss", predictions, targets, ("predictions", "targets"))
+    return mean(abs(p - t))
+
+
+@op
+def kl_divergence(
+    log_predictions: Tensor[DT, Unpack[S_], K], targets: Tensor[DT, Unpack[S_], K], axis: int | type = -1
+) -> Tensor[DT, Unpack[S_]]:
+    """``KL(targets || predictions) = sum(t * (log(t) - log_predictions), axis)`` from log-probabilities and
+    probabilities; terms with ``t == 0`` count 0."""
+    name = "kl_divergence"
+    lp, t = _pair(name, log_predictions, targets, ("log_predictions", "targets"))
+    (index,) = normalize_axes(name, axis, lp, allow_none=False)
+    positive = t > 0
+    t_log_t = where(positive, t * log(where(positive, t, 1.0)), 0.0)  # log(1) on zeros keeps the gradient finite
+    return sum(t_log_t - t * lp, axis=index)
+
+
+@op
+def cosine_similarity(
+    x: Tensor[DT, Unpack[S_], K], y: Tensor[DT, Unpack[S_], K], axis: int | type = -1, eps: float = 1e-8
+) -> Tensor[DT, Unpack[S_]]:
+    """``sum(x * y) / max(|x| * |y|, eps)`` along ``axis`` (0 for a zero vector, not NaN)."""
+    name = "cosine_similarity"
+    a, b = _pair(name, x, y, ("x", "y"))
+    (index,) = normalize_axes(name, axis, a, allow_none=False)
+    norms_sq = sum(a * a, axis=index) * sum(b * b, axis=index)
+    return sum(a * b, axis=index) / sqrt(where(norms_sq > eps * eps, norms_sq, eps * eps))

@@ -30,6 +30,11 @@ from .nanreductions import (
 from .reductions import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var,
 )
+from .selection import (
+    argwhere, bincount, choose, compress, digitize, extract, flatnonzero, histogram, histogram_bin_edges,
+    intersect1d, isin, nonzero, piecewise, select, setdiff1d, union1d, unique, unique_all, unique_counts,
+    unique_inverse, unique_values,
+)
 from .shaping import broadcast_to, expand_dims, moveaxis, ravel, reshape, squeeze, swapaxes, transpose
 from .rearranging import (
     append, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, delete, flip, fliplr, flipud,
@@ -73,4 +78,8 @@ __all__ = [
     "nanvar", "partition", "percentile", "ptp", "quantile", "rad2deg", "radians", "repeat", "resize", "roll",
     "rot90", "searchsorted", "signbit", "sinc", "sinh", "sort", "tile", "trace", "tri", "tril", "tril_indices",
     "tril_indices_from", "triu", "triu_indices", "triu_indices_from", "trunc", "vander", "vecdot",
+    # selection by value (static sizes)
+    "argwhere", "bincount", "choose", "compress", "digitize", "extract", "flatnonzero", "histogram",
+    "histogram_bin_edges", "intersect1d", "isin", "nonzero", "piecewise", "select", "setdiff1d", "union1d",
+    "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
 ]

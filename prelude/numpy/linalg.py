@@ -1,4 +1,4 @@
-"""Products: matmul (``@``), dot, vdot, outer, tensordot. Contracted axes must agree on dim names."""
+"""Products: matmul (``@``), dot, vdot, outer, tensordot, multi_dot. Contracted axes must agree on dim names."""
 
 from __future__ import annotations
 
@@ -118,3 +118,61 @@ def _tensordot_axes(items: Any, a: Atom) -> tuple[int, ...]:
             raise shape_error("tensordot", f"axis {k} is out of range for {a.aval} (rank {n})")
         out.append(k % n)
     return tuple(out)
+
+
+@op
+def multi_dot(arrays: Sequence[Tensor[DT, Unpack[tuple[Any, ...]]]]) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """NumPy's ``linalg.multi_dot``: the product of two or more matrices in the cheapest order (fewest scalar
+    multiplications). The first may be 1-D (a row vector) and the last 1-D (a column); the rest must be 2-D.
+    No ``out=``."""
+    items = [as_tensor(x) for x in arrays]
+    if len(items) < 2:
+        raise shape_error("multi_dot", f"needs at least two arrays, got {len(items)}")
+    result_dtype("multi_dot", tuple(items))
+    first_vector, last_vector = items[0].aval.ndim == 1, items[-1].aval.ndim == 1
+    mats: list[Atom] = []
+    for i, t in enumerate(items):
+        a = t.atom
+        if a.aval.ndim == 1 and i in (0, len(items) - 1):
+            shape, names = ((1, a.aval.shape[0]), (None, a.aval.dims[0])) if i == 0 else (
+                (a.aval.shape[0], 1), (a.aval.dims[0], None))
+            a = S.reshape(a, shape, names)
+        elif a.aval.ndim != 2:
+            where = "first or last " if i in (0, len(items) - 1) else ""
+            raise shape_error("multi_dot", f"array {i} must be {'1-D or ' if where else ''}2-D, got {describe(t)}")
+        mats.append(a)
+    for i in range(len(mats) - 1):
+        if mats[i].aval.shape[1] != mats[i + 1].aval.shape[0]:
+            raise shape_error(
+                "multi_dot", f"arrays {i} and {i + 1} do not chain: {describe(items[i])} and {describe(items[i + 1])}"
+            )
+    split = _chain_order([m.aval.shape[0] for m in mats] + [mats[-1].aval.shape[1]])
+
+    def product(i: int, j: int) -> Atom:
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return L.dot_general(product(i, k), product(k + 1, j), ((1,), (0,)))
+
+    out = product(0, len(mats) - 1)
+    keep = [axis for axis, vector in ((0, first_vector), (1, last_vector)) if not vector]
+    out = S.reshape(out, tuple(out.aval.shape[a] for a in keep), tuple(out.aval.dims[a] for a in keep))
+    return wrap(out)
+
+
+def _chain_order(sizes: list[int]) -> list[list[int]]:
+    """Matrix-chain dynamic programme: for matrices ``i`` of shape ``(sizes[i], sizes[i + 1])``, ``split[i][j]`` is
+    the ``k`` at which the cheapest product of matrices ``i..j`` splits into ``(i..k)(k+1..j)``."""
+    n = len(sizes) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            best = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if best is None or c < best:
+                    best, split[i][j] = c, k
+            cost[i][j] = best if best is not None else 0
+    return split

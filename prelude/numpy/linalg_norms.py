@@ -1,4 +1,4 @@
-"""``tnp.linalg.norm``: NumPy's vector and matrix norms.
+"""``tnp.linalg.norm``: NumPy's vector and matrix norms (and NumPy 2's ``vector_norm``/``matrix_norm`` on them).
 
 Vector norms (one axis): ``ord`` None/2, 1, inf, -inf, 0 (count of nonzeros) or any other p. Matrix norms (two
 axes): 'fro' (or None), 1, -1, inf, -inf (max/min absolute column/row sums), and 2, -2, 'nuc' from the
@@ -97,3 +97,36 @@ def norm(
         names = tuple(None if i in axes else d for i, d in enumerate(a.aval.dims))
         out = S.reshape(out, shape, names)
     return wrap(out)
+
+
+@op
+def vector_norm(
+    x: Tensor[DT, Unpack[Sh]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+    ord: float = 2,  # noqa: A002 - NumPy's name
+) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """NumPy 2's ``linalg.vector_norm``: the ``ord`` vector norm over ``axis`` (None: every element, any rank; a
+    tuple: those axes taken as one vector). ``ord``: any number, ``inf``, ``-inf`` or 0 (count of nonzeros)."""
+    t = float_operand("vector_norm", x)
+    if isinstance(ord, str):
+        raise ValueError(f"invalid norm order {ord!r} for vectors")
+    axes = normalize_axes("vector_norm", axis, t)
+    a = t.atom
+    out = _vector_norm(a, ord, axes)
+    if keepdims:
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.aval.shape))
+        names = tuple(None if i in axes else d for i, d in enumerate(a.aval.dims))
+        out = S.reshape(out, shape, names)
+    return wrap(out)
+
+
+@op
+def matrix_norm(
+    x: Tensor[DT, Unpack[Sh]], keepdims: bool = False, ord: Any = "fro"  # noqa: A002 - NumPy's name
+) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """NumPy 2's ``linalg.matrix_norm``: :func:`norm` of every matrix in the last two axes (``ord``: 'fro',
+    'nuc', 1, -1, 2, -2, inf, -inf)."""
+    t = float_operand("matrix_norm", x)
+    if t.aval.ndim < 2:
+        raise shape_error("matrix_norm", f"needs a (batch of) matrices, got {t.aval}")
+    nd = t.aval.ndim
+    return norm(t, ord, (nd - 2, nd - 1), keepdims)

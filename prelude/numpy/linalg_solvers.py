@@ -1,30 +1,34 @@
-"""``tnp.linalg`` functions built from the decompositions: solve, inv, det, slogdet, matrix_power.
+"""``tnp.linalg`` functions built from the decompositions: solve, inv, det, slogdet, matrix_power, tensorinv,
+tensorsolve.
 
 solve and slogdet are primitives whose lowering picks the factorization (staging is platform-agnostic): LAPACK's
 LU with partial pivoting (``getrf``) on CPU, as NumPy does; Householder QR (stable without pivoting) elsewhere.
-inv is ``solve(a, I)`` and det is ``sign · exp(log|det|)``. Derivatives follow from the primitives' rules; a
-singular ``a`` gives infs or NaNs, as in JAX (det and slogdet: 0 and -inf on CPU, like NumPy).
+inv is ``solve(a, I)``; det is a primitive (its value ``sign · exp(log|det|)``) whose derivative is the cofactor
+matrix, finite at singular matrices. Other derivatives follow from the primitives' rules; a singular ``a`` gives infs
+or NaNs, as in JAX (det and slogdet: 0 and -inf on CPU, like NumPy).
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+import math
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import decompositions as D
-from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import describe, float_operand, op, shape_error, wrap
+from ._core import describe, float_operand, normalize_axes, op, shape_error, wrap
 from .linalg_decompositions import square_operand
 
 DT = TypeVar("DT", bound=DType)
 N = TypeVar("N")
 Batch = TypeVarTuple("Batch")
 Sh = TypeVarTuple("Sh")
+S2 = TypeVarTuple("S2")
 
 
 def _identity(a: Atom) -> Atom:
@@ -68,9 +72,11 @@ def inv(a: Tensor[DT, Unpack[Batch], N, N]) -> Tensor[DT, Unpack[Batch], N, N]:
 
 @op
 def det(a: Tensor[DT, Unpack[Batch], N, N]) -> Tensor[DT, Unpack[Batch]]:
-    """``sign · exp(log|det|)`` from :func:`slogdet`; its gradient is ``det(a) · a⁻ᵀ``."""
-    sign, logdet = D.slogdet(square_operand("det", a))
-    return wrap(E.mul(sign, E.exp(logdet)))
+    """``sign · exp(log|det|)``, as :func:`slogdet` computes them. Its gradient is the cofactor matrix
+    ``adj(a)ᵀ`` (``det(a) · a⁻ᵀ`` when ``a`` is invertible), also at singular ``a``: nonzero for rank n-1, zero
+    for rank <= n-2 (JAX's rule gives 0 for some rank n-1 matrices). Second derivatives are finite at invertible
+    ``a`` only."""
+    return wrap(D.det(square_operand("det", a)))
 
 
 @op
@@ -96,3 +102,50 @@ def matrix_power(a: Tensor[DT, Unpack[Batch], N, N], n: int) -> Tensor[DT, Unpac
         if n:
             x = D.mm(x, x)
     return wrap(result if result is not None else D.diag_matrix(S.full_like(D.diagonal(x), 1), x.aval))
+
+
+@op
+def tensorinv(a: Tensor[DT, Unpack[Sh]], ind: int = 2) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """NumPy's ``linalg.tensorinv``: the inverse of ``a`` read as a map from its last axes to its first ``ind``
+    ones (their sizes' products must agree); the result has shape ``a.shape[ind:] + a.shape[:ind]``."""
+    x = float_operand("tensorinv", a).atom
+    if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
+        raise ValueError(f"ind must be a positive int, got {ind!r}")
+    shape, dims = x.aval.shape, x.aval.dims
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if ind > x.aval.ndim or rows != cols:
+        raise shape_error(
+            "tensorinv", f"the first {ind} axes and the rest of {describe(wrap(x))} must have equal size products "
+            f"({rows} vs {cols})",
+        )
+    square = S.reshape(x, (rows, cols), (None, None))
+    inverse = D.solve(square, _identity(square))
+    return wrap(S.reshape(inverse, (*shape[ind:], *shape[:ind]), (*dims[ind:], *dims[:ind])))
+
+
+@op
+def tensorsolve(
+    a: Tensor[DT, Unpack[Sh]], b: Tensor[DT, Unpack[S2]], axes: Sequence[int] | None = None
+) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """NumPy's ``linalg.tensorsolve``: ``x`` with ``tensordot(a, x, x.ndim) = b``; ``axes`` of ``a`` are moved to
+    the end first. ``x`` has shape ``a.shape[b.ndim:]``; both that and ``a.shape[:b.ndim]`` have ``b``'s size."""
+    x = float_operand("tensorsolve", a).atom
+    rhs = float_operand("tensorsolve", b).atom
+    if rhs.aval.dtype != x.aval.dtype:
+        raise shape_error("tensorsolve", f"dtypes differ: {describe(wrap(x))} and {describe(wrap(rhs))}")
+    if axes is not None:
+        moved = normalize_axes("tensorsolve", tuple(axes), wrap(x), allow_none=False)
+        rest = [k for k in range(x.aval.ndim) if k not in moved]
+        x = S.transpose(x, (*rest, *moved))
+    nb = rhs.aval.ndim
+    solved_shape, solved_dims = x.aval.shape[nb:], x.aval.dims[nb:]
+    size = math.prod(solved_shape)
+    if x.aval.ndim < nb or math.prod(x.aval.shape[:nb]) != rhs.aval.size or size != rhs.aval.size:
+        raise shape_error(
+            "tensorsolve", f"the first {nb} axes of a {describe(wrap(x))} (after moving axes={axes!r}) and the "
+            f"others must both have the size of b {describe(wrap(rhs))}",
+        )
+    square = S.reshape(x, (size, size), (None, None))
+    column = S.reshape(rhs, (size, 1), (None, None))
+    out = D.solve(square, column)
+    return wrap(S.reshape(out, solved_shape, solved_dims))

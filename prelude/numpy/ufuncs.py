@@ -348,9 +348,23 @@ def isinf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
 
 
 @as_where
+def where(condition: Operand, x: Operand | None = None, y: Operand | None = None, *, size: int | None = None,
+          fill_value: Any = None) -> Any:
+    """``x`` where ``condition`` holds, else ``y`` (all three broadcast together). ``where(condition)`` alone is
+    ``nonzero(condition, size=..., fill_value=...)`` (staged calls need the static ``size``)."""
+    if x is None and y is None:
+        from .selection import where_nonzero
+
+        return where_nonzero(condition, size, fill_value)
+    if x is None or y is None:
+        raise _named(TypeError("pass both x and y, or neither (where(condition) is nonzero(condition))"), "where")
+    if size is not None or fill_value is not None:
+        raise _named(TypeError("size= and fill_value= only go with the one-argument form where(condition)"), "where")
+    return _where(condition, x, y)
+
+
 @op
-def where(condition: Operand, x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
-    """``x`` where ``condition`` holds, else ``y`` (all three broadcast together)."""
+def _where(condition: Operand, x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     cond = as_tensor(condition)
     if cond.aval.dtype != _dt.BOOL:
         raise dtype_error("where", f"condition must be a bool tensor, got {cond.aval}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ...pytree import structure, tree_map
+from ...pytree import flatten, structure, tree_map, unflatten
 from ..numpy import zeros_like
 
 T = TypeVar("T")
@@ -38,3 +38,21 @@ def _same_types(leaves: tuple[Any, ...]) -> tuple[Any, ...]:
                     "(gradients, state and parameters must match leaf by leaf)"
                 )
     return leaves
+
+
+def decay_mask(name: str, mask: Any, params: Any) -> Any:
+    """``mask`` (None: every leaf; a pytree of bools like ``params``; or a function of ``params`` returning one)
+    as a tree of Python bools with the parameters' structure."""
+    if mask is None:
+        return tree_map(lambda _: True, params)
+    tree = mask(params) if callable(mask) else mask
+    flags, treedef = flatten(tree)
+    if treedef != structure(params):
+        raise TypeError(
+            f"{name}: the weight decay mask's structure {treedef!r} differs from the parameters' "
+            f"{structure(params)!r} (give one bool per parameter leaf)"
+        )
+    for flag in flags:
+        if type(flag) is not bool:
+            raise TypeError(f"{name}: the weight decay mask must hold Python bools (static), got {flag!r}")
+    return unflatten(treedef, flags)

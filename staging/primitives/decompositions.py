@@ -476,3 +476,94 @@ def _slogdet_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequen
 @slogdet_p.def_batch
 def _slogdet_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
     return slogdet(_batch_to_front(args, dims)[0]), (0, 0)
+
+
+# ------------------------------------------------------------------------------------------ det, cofactors
+
+det_p = Primitive("det")
+cofactors_p = Primitive("cofactors")
+
+
+@det_p.def_shape
+def _det_shape(a: Aval) -> Aval:
+    _slogdet_shape(a)
+    return Aval(a.shape[:-2], a.dtype, a.dims[:-2])
+
+
+def det(a: Atom) -> Atom:
+    """``det A`` of every matrix (``sign · exp(log|det|)``, as :func:`slogdet` computes them). Its derivative is
+    the cofactor matrix (:func:`cofactors`), finite at singular matrices too."""
+    return bind(det_p, a)  # type: ignore[no-any-return]
+
+
+@cofactors_p.def_shape
+def _cofactors_shape(a: Aval) -> Aval:
+    _slogdet_shape(a)
+    return a
+
+
+def cofactors(a: Atom) -> Atom:
+    """The cofactor matrix ``adj(A)ᵀ`` of every matrix (``det A · A⁻ᵀ`` when ``A`` is invertible), at any rank:
+    its lowering never divides by a zero pivot of the factorization (LU on CPU with LAPACK, QR elsewhere), so it
+    is exact for rank n-1 (nonzero) and rank <= n-2 (zero) alike."""
+    return bind(cofactors_p, a)  # type: ignore[no-any-return]
+
+
+def _spread_batch(x: Atom, like: Aval) -> Atom:
+    """Per-matrix scalars (shape ``like.shape[:-2]``) broadcast over ``like``'s matrices."""
+    return S.broadcast_in_dim(x, like.shape, tuple(range(like.ndim - 2)), like.dims)
+
+
+def _inner(x: Atom, y: Atom) -> Atom:
+    """``Σᵢⱼ x[..., i, j] y[..., i, j]``: the Frobenius inner product of every pair of matrices."""
+    n = x.aval.ndim
+    return R.reduce_sum(E.mul(x, y), (n - 2, n - 1))
+
+
+@det_p.def_jvp
+def _det_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (a,), (t,), (d,) = primals, tangents, outs
+    if is_zero(t):
+        return (Zero(d.aval),)
+    return (_inner(cofactors(a), t),)  # type: ignore[arg-type]  # d det A = <adj(A)ᵀ, dA>
+
+
+@det_p.def_vjp
+def _det_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any) -> Any:
+    (ct,), (a,) = cts, primals
+    if is_zero(ct) or not wants[0]:
+        return (Zero(a.aval),)
+    return (E.mul(_spread_batch(ct, a.aval), cofactors(a)),)  # type: ignore[arg-type]
+
+
+@det_p.def_batch
+def _det_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
+    return det(_batch_to_front(args, dims)[0]), 0
+
+
+def _cofactors_step(c: Atom, h: Atom, d: Atom) -> Atom:
+    """``(<C, H> C - C Hᵀ C) / det A``: both the JVP of ``C = det A · A⁻ᵀ`` along ``H`` and (with ``H`` the
+    cotangent) its transpose. Divides by det A: second derivatives of det are finite only at invertible A."""
+    scaled = E.mul(_spread_batch(_inner(c, h), c.aval), c)
+    return E.div(E.sub(scaled, mm(c, mm(mT(h), c))), _spread_batch(d, c.aval))
+
+
+@cofactors_p.def_jvp
+def _cofactors_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (a,), (t,), (c,) = primals, tangents, outs
+    if is_zero(t):
+        return (Zero(c.aval),)
+    return (_cofactors_step(c, t, det(a)),)  # type: ignore[arg-type]
+
+
+@cofactors_p.def_vjp
+def _cofactors_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any) -> Any:
+    (ct,), (a,), (c,) = cts, primals, outs
+    if is_zero(ct) or not wants[0]:
+        return (Zero(a.aval),)
+    return (_cofactors_step(c, ct, det(a)),)  # type: ignore[arg-type]
+
+
+@cofactors_p.def_batch
+def _cofactors_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> Any:
+    return cofactors(_batch_to_front(args, dims)[0]), 0

@@ -361,7 +361,7 @@ neg_p = _unary("neg", NUMERIC, "numeric", lambda x, y: S.full_like(x, -1))
 exp_p = _unary("exp", FLOAT, "floating-point", lambda x, y: y)
 log_p = _unary("log", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), x))
 log1p_p = _unary("log1p", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), add(x, scalar(1, x))))
-expm1_p = _unary("expm1", FLOAT, "floating-point", lambda x, y: add(y, scalar(1, y)))
+expm1_p = _unary("expm1", FLOAT, "floating-point", lambda x, y: exp(x))  # not y + 1: that underflows to 0
 # A rank-0 ``1`` broadcasts inside ``sub`` (one equation where ``full_like`` would add a broadcast_in_dim); the
 # result takes ``y``'s shape and dim names either way.
 tanh_p = _unary("tanh", FLOAT, "floating-point", lambda x, y: sub(scalar(1, y), mul(y, y)))

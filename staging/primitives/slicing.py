@@ -60,6 +60,7 @@ def _iota_shape(
 def iota(dtype: np.dtype[Any], shape: Sequence[int], dimension: int = 0, names: Sequence[DimName] | None = None) -> Atom:
     """0, 1, 2, ... along ``dimension``, broadcast over the other axes."""
     names_t = tuple(names) if names is not None else (None,) * len(shape)
+    check_sizes("iota", shape)
     return bind(iota_p, shape=tuple(shape), dimension=dimension, dtype=dtype, names=names_t)  # type: ignore[no-any-return]
 
 

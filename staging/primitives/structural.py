@@ -54,6 +54,7 @@ def broadcast_in_dim(
     names_t = tuple(names) if names is not None else (None,) * len(shape)
     if x.aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))):
         return x
+    check_sizes("broadcast_in_dim", shape)  # here too: a memoized rule would take True or 2.0 for a cached 1 or 2
     return bind(  # type: ignore[no-any-return]
         broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=tuple(broadcast_dimensions), names=names_t
     )
