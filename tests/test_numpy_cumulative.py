@@ -232,3 +232,9 @@ def test_errors_name_op_operands_and_line() -> None:
         message = _message(fn, *specs)
         for part in parts + ["test_numpy_cumulative.py:"]:
             assert part in message, (part, message)
+
+
+def test_review_regressions() -> None:
+    np.testing.assert_array_equal(tnp.cumulative_sum(np.float32(2), include_initial=True), [0.0, 2.0])
+    with pytest.raises(TypeError):
+        tnp.diff(np.arange(3, dtype=np.int32), n=1.5)

@@ -175,3 +175,14 @@ def test_errors_name_op_operands_and_line() -> None:
         message = _message(fn, *specs)
         for part in parts + ["test_numpy_matrices.py:"]:
             assert part in message, (part, message)
+
+
+def test_review_regressions() -> None:
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 5))
+    c = tnp.cov(x)  # one variable: a scalar, as NumPy
+    assert np.shape(c) == ()
+    np.testing.assert_allclose(c, np.cov(x))
+    assert np.shape(tnp.cov(x.T, rowvar=False)) == () and np.shape(tnp.corrcoef(x)) == ()
+    a, b = rng.random((2, 3)) < 0.5, rng.random(2) < 0.5
+    np.testing.assert_array_equal(tnp.kron(a, b), np.kron(a, b))

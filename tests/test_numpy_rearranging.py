@@ -202,3 +202,8 @@ def test_errors_name_op_operands_and_line() -> None:
         message = _message(fn, *specs)
         for part in parts + ["test_numpy_rearranging.py:"]:
             assert part in message, (part, message)
+
+
+def test_review_regressions() -> None:
+    assert tnp.repeat(np.zeros((0, 3), np.float32), [], axis=0).shape == (0, 3)
+    np.testing.assert_array_equal(tnp.column_stack([np.float32(1), np.float32(2)]), [[1.0, 2.0]])

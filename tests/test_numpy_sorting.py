@@ -296,3 +296,27 @@ def test_eager_errors_point_at_the_caller() -> None:
         tnp.quantile(np.ones(3), -0.1)
     with pytest.raises(ts.ShapeError, match=r"(?s)sort.*test_numpy_sorting.py:"):
         tnp.sort(np.ones((2, 2)), axis=-3)
+
+
+def test_review_regressions() -> None:
+    inf = np.inf
+    # median is the mean of the middle elements (NumPy's), not an interpolation that turns infinities into NaN
+    np.testing.assert_array_equal(tnp.median(np.array([1.0, 2.0, inf])), 2.0)
+    np.testing.assert_array_equal(tnp.median(np.array([-inf])), -inf)
+    np.testing.assert_array_equal(tnp.nanmedian(np.array([[1.0, inf, np.nan], [inf, inf, 3.0]]), axis=1), [inf, inf])
+    # clipped below the first element both neighbours are the first one
+    x = np.array([0.0, inf])
+    np.testing.assert_array_equal(tnp.quantile(x, 0.1, method="interpolated_inverted_cdf"), 0.0)
+    np.testing.assert_array_equal(tnp.quantile(x, tnp.asarray(np.array(0.1)), method="interpolated_inverted_cdf"), 0.0)
+    # H&F methods 1-3, static and staged q
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 7))
+    q = np.array([0.0, 1 / 7, 0.25, 0.5, 3 / 7, 0.9, 1.0])
+    for m in ("inverted_cdf", "averaged_inverted_cdf", "closest_observation"):
+        want = np.quantile(a, q, axis=1, method=m)
+        np.testing.assert_allclose(tnp.quantile(a, q, axis=1, method=m), want, rtol=1e-12)
+        off = np.array([0.0, 0.2, 0.3, 0.55, 0.9, 1.0])  # staged q: away from exact n*q integers (rounding)
+        np.testing.assert_allclose(tnp.quantile(a, tnp.asarray(off), axis=1, method=m),
+                                   np.quantile(a, off, axis=1, method=m), rtol=1e-12)
+    np.testing.assert_array_equal(tnp.quantile(np.arange(10, dtype=np.int32), 0.35, method="closest_observation"),
+                                  np.quantile(np.arange(10), 0.35, method="closest_observation"))

@@ -9,6 +9,7 @@ O(log n) equations doing O(n) work. Sums pair up elements in a tree, so their ro
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -251,6 +252,8 @@ def cummin(a: AnyTensor, axis: AxisArg | None = None) -> AnyTensor:
 
 def _include_initial(name: str, kind: str, a: Any, axis: Any, dtype: Any, include_initial: bool) -> AnyTensor:
     t = as_tensor(a)
+    if axis is None and t.aval.ndim == 0:  # NumPy reads a 0-d operand as 1-D
+        t = wrap(S.reshape(t.atom, (1,)))
     if axis is None and t.aval.ndim != 1:
         raise shape_error(name, f"{name} needs an axis for an operand of rank {t.aval.ndim}: {describe(t)}")
     if axis is None:
@@ -287,7 +290,7 @@ def cumulative_sum(
     x: AnyTensor, /, *, axis: AxisArg | None = None, dtype: Any = None, include_initial: bool = False
 ) -> AnyTensor:
     """NumPy 2's (array API) cumulative sum: ``axis`` may be omitted only for 1-D operands; ``include_initial``
-    prepends a zero along the axis."""
+    prepends a zero along the axis. A 0-d operand counts as 1-D."""
     return _include_initial("cumulative_sum", "sum", x, axis, dtype, include_initial)
 
 
@@ -325,7 +328,7 @@ def diff(
     t = as_tensor(a)
     if t.aval.ndim == 0:
         raise shape_error("diff", f"diff needs an operand of rank >= 1, got {describe(t)}")
-    n = int(n)
+    n = operator.index(n)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative, got n={n}")
     ax = normalize_axes("diff", axis, t, allow_none=False)[0]

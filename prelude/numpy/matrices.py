@@ -256,7 +256,7 @@ def kron(a: AnyTensor, b: AnyTensor) -> AnyTensor:
     pairs = tuple(n for p in zip(x.aval.shape, y.aval.shape) for n in p)
     xb = S.broadcast_in_dim(x, pairs, tuple(range(0, 2 * rank, 2)))
     yb = S.broadcast_in_dim(y, pairs, tuple(range(1, 2 * rank, 2)))
-    product = bind(E.mul_p, xb, yb)
+    product = bind(E.and_p if dtype == np.bool_ else E.mul_p, xb, yb)
     return wrap(S.reshape(product, tuple(n * m for n, m in zip(x.aval.shape, y.aval.shape))))
 
 
@@ -392,7 +392,7 @@ def cov(
     fweights: Any = None, aweights: Any = None,
 ) -> AnyTensor:
     """Covariance matrix of the variables in the rows of ``m`` (columns when ``rowvar`` is False). A 1-D operand
-    is one variable and gives a scalar. No ``y`` argument (stack it onto ``m``); float operands only; the weights
+    is one variable and gives a scalar (so does any single variable, as NumPy). No ``y`` argument (stack it onto ``m``); float operands only; the weights
     may be staged (their values are not checked)."""
     x = _observations("cov", m, rowvar)
     dtype = x.aval.dtype
@@ -429,7 +429,7 @@ def cov(
             fact = E.sub(total, E.div(E.mul(literal(float(ddof), dtype), spread), total))
         fact = E.maximum(fact, literal(0.0, dtype))
     c = E.div(L.dot_general(weighted, centered, ((1,), (1,))), fact)
-    if as_tensor(m).aval.ndim < 2:
+    if c.aval.shape == (1, 1):  # one variable: a scalar, as NumPy (which squeezes the matrix)
         return wrap(S.reshape(c, ()))
     return wrap(c)
 

@@ -309,6 +309,8 @@ def _repeat(
     if isinstance(repeats, Tensor):
         return wrap(_repeat_dynamic(x, repeats, ax, total_repeat_length))
     host = np.asarray(repeats)
+    if host.size == 0:  # [] for an empty axis: NumPy reads it as ints
+        host = host.astype(np.int64)
     if host.dtype.kind not in "iu" or host.ndim > 1:
         raise TypeError(f"repeat: repeats {repeats!r} must be an int or a sequence of ints")
     if (host < 0).any():
@@ -553,15 +555,15 @@ def _atleast_one(x: AnyTensor, rank: int) -> AnyTensor:
 
 @op
 def column_stack(tup: Sequence[AnyTensor]) -> AnyTensor:
-    """Join along axis 1; 1-D operands become columns."""
+    """Join along axis 1; 1-D operands become columns (0-d ones 1 x 1)."""
     if isinstance(tup, Tensor) or not len(tup):
         raise shape_error("column_stack", "needs a non-empty sequence of arrays")
     dtype = result_dtype("column_stack", tup)
     atoms = []
     for item in tup:
         a = atom(item, dtype)
-        if a.aval.ndim == 0:
-            raise shape_error("column_stack", f"zero-rank operands cannot be stacked: {describe(item)}")
+        if a.aval.ndim == 0:  # a 1 x 1 column, as NumPy
+            a = S.reshape(a, (1, 1))
         if a.aval.ndim == 1:
             a = S.reshape(a, (a.aval.shape[0], 1), (a.aval.dims[0], None))
         atoms.append(a)

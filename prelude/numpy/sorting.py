@@ -45,7 +45,7 @@ AxisArg = int | type[Dim]
 Axes = int | type[Dim] | Sequence[int | type[Dim]] | None
 QuantileMethod = Literal[
     "linear", "lower", "higher", "nearest", "midpoint", "interpolated_inverted_cdf", "hazen", "weibull",
-    "median_unbiased", "normal_unbiased",
+    "median_unbiased", "normal_unbiased", "inverted_cdf", "averaged_inverted_cdf", "closest_observation",
 ]
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -325,8 +325,8 @@ _CONTINUOUS = {
     "median_unbiased": (1 / 3, 1 / 3),
     "normal_unbiased": (3 / 8, 3 / 8),
 }
-_DISCRETE = ("lower", "higher", "nearest")
-_METHODS = (*_CONTINUOUS, *_DISCRETE, "midpoint")
+_DISCRETE = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
+_METHODS = (*_CONTINUOUS, *_DISCRETE, "midpoint", "averaged_inverted_cdf")
 
 
 def _host_q(q: Any) -> tuple[tuple[float, ...], tuple[int, ...]] | None:
@@ -424,7 +424,7 @@ def _quantile(
         if _dt.is_float(dtype):
             last = SL.slice_in_dim(ordered, n - 1, n, 1)
             nan_row = _isnan(last)  # (rows, 1): NumPy's quantile of a row with a NaN is NaN
-    picked = _pick(ordered, q, q_atom, count, rows, nq, method)
+    picked = _pick(ordered, q, q_atom, count, rows, nq, method, name in ("median", "nanmedian"))
     undefined = bind(E.eq_p, count, E.scalar(0, count)) if not isinstance(count, int) else nan_row
     if undefined is not None:  # a row with a NaN (an all-NaN row for the nan* variants) has no quantile
         mask = S.broadcast_to(undefined, picked.aval.with_dtype(_dt.BOOL))
@@ -433,10 +433,14 @@ def _quantile(
 
 
 def _pick(
-    ordered: Atom, q: Any, q_atom: Atom | None, count: Atom | int, rows: int, nq: int, method: str
+    ordered: Atom, q: Any, q_atom: Atom | None, count: Atom | int, rows: int, nq: int, method: str,
+    mean_of_middle: bool = False,
 ) -> Atom:
-    """(rows, nq): each row's order statistic(s) at each q, interpolated as ``method`` says."""
+    """(rows, nq): each row's order statistic(s) at each q, interpolated as ``method`` says. ``mean_of_middle``
+    (median): the middle element, or the mean of the two middle ones, as NumPy's median (exact next to infinities,
+    where interpolating would give NaN)."""
     dtype = ordered.aval.dtype
+    lerp = _mean_of_middle if mean_of_middle else _lerp
     if isinstance(count, int) and q_atom is None:  # everything static: indices and weights on the host
         lo, hi, weights = _host_positions(np.asarray(q, np.float64).ravel(), count, method)
         below = index_atom("quantile", ordered, (slice(None), lo.astype(np.int32)))
@@ -444,7 +448,7 @@ def _pick(
             return below
         above = index_atom("quantile", ordered, (slice(None), hi.astype(np.int32)))
         weight = _literal_row(weights.astype(dtype), rows)
-        return _lerp(below, above, weight)
+        return lerp(below, above, weight)
     # Staged positions: q is a tensor, or the row length (non-NaN count) differs per row.
     qf = q_atom if q_atom is not None else _literal_row(np.asarray(q, np.float64).ravel().astype(dtype), 1)
     qf = S.reshape(qf, (1, nq), (None, None))
@@ -458,42 +462,79 @@ def _pick(
         alpha, beta = _CONTINUOUS[method]
         virtual = E.add(E.mul(length, qf), E.sub(E.add(E.scalar(alpha, qf), E.mul(qf, E.scalar(1 - alpha - beta, qf))),
                                                  one))
+    elif method in _INVERTED_CDF:
+        virtual = _inverted_cdf_position(E.mul(length, qf), method)
     else:
         virtual = E.mul(qf, last)
     zero = E.scalar(0, qf)
     top = E.maximum(last, zero)
+    before_first = E.lt(virtual, zero)
     virtual = E.minimum(E.maximum(virtual, zero), top)
     floor = E.floor(virtual)
     if method in _DISCRETE:
-        if method == "lower":
+        if method in ("lower", "inverted_cdf", "closest_observation"):  # the latter two: integers already
             position = floor
         else:
             position = bind(E.ceil_p if method == "higher" else E.round_p, virtual)  # round: half to even
         return _gather_rows(ordered, E.convert(position, _dt.DEFAULT_INT))
     below = _gather_rows(ordered, E.convert(floor, _dt.DEFAULT_INT))
-    above = _gather_rows(ordered, E.convert(E.minimum(E.add(floor, one), top), _dt.DEFAULT_INT))
+    # Clipped below the first element, both neighbours are the first one (as above the last), as NumPy.
+    next_ = E.select(before_first, floor, E.minimum(E.add(floor, one), top))
+    above = _gather_rows(ordered, E.convert(next_, _dt.DEFAULT_INT))
     gamma = E.sub(virtual, floor)
     if method == "midpoint":
         gamma = E.select(bind(E.eq_p, gamma, zero), gamma, S.full_like(gamma, 0.5))
-    return _lerp(below, above, gamma)
+    elif method == "averaged_inverted_cdf":
+        gamma = E.select(bind(E.eq_p, gamma, zero), S.full_like(gamma, 0.5), S.full_like(gamma, 1))
+    return lerp(below, above, gamma)
+
+
+# Hyndman & Fan's discontinuous methods 1-3, from n*q: the element at ceil(n*q) (1-based); the two elements
+# around n*q averaged where it is an integer; the element nearest n*q - 1/2, the even one (1-based) on a tie.
+_INVERTED_CDF = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation")
+
+
+def _inverted_cdf_position(nq: Atom, method: str) -> Atom:
+    one = E.scalar(1, nq)
+    if method == "averaged_inverted_cdf":
+        return E.sub(nq, one)
+    if method == "inverted_cdf":
+        return E.sub(bind(E.ceil_p, nq), one)
+    shifted = E.sub(nq, E.scalar(0.5, nq))
+    j = E.floor(shifted)
+    tie_even = bind(E.and_p, E.eq(shifted, j), E.eq(E.rem(j, E.scalar(2, j)), E.scalar(0, j)))
+    return E.select(tie_even, E.sub(j, one), j)
 
 
 def _host_positions(q: np.ndarray, n: int, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if method in _CONTINUOUS:
         alpha, beta = _CONTINUOUS[method]
         virtual = n * q + alpha + q * (1 - alpha - beta) - 1
+    elif method in _INVERTED_CDF:
+        nq = n * q
+        if method == "averaged_inverted_cdf":
+            virtual = nq - 1
+        elif method == "inverted_cdf":
+            virtual = np.ceil(nq) - 1
+        else:
+            j = np.floor(nq - 0.5)
+            virtual = j - ((nq - 0.5 == j) & (j % 2 == 0))
     else:
         virtual = q * (n - 1)
+    before_first = virtual < 0
     virtual = np.clip(virtual, 0, n - 1)
     if method in _DISCRETE:
-        rounding: dict[str, Any] = {"lower": np.floor, "higher": np.ceil, "nearest": np.round}
+        rounding: dict[str, Any] = {"lower": np.floor, "higher": np.ceil, "nearest": np.round,
+                                    "inverted_cdf": np.floor, "closest_observation": np.floor}
         position = rounding[method](virtual)
         return position, position, np.zeros_like(virtual)
     lo = np.floor(virtual)
     gamma = virtual - lo
     if method == "midpoint":
         gamma = np.where(gamma == 0, 0.0, 0.5)
-    return lo, np.minimum(lo + 1, n - 1), gamma
+    elif method == "averaged_inverted_cdf":
+        gamma = np.where(gamma == 0, 0.5, 1.0)
+    return lo, np.where(before_first, lo, np.minimum(lo + 1, n - 1)), gamma
 
 
 def _literal_row(values: np.ndarray, rows: int) -> Atom:
@@ -513,6 +554,13 @@ def _lerp(below: Atom, above: Atom, gamma: Atom) -> Atom:
     near_low = E.add(below, E.mul(span, gamma))
     near_high = E.sub(above, E.mul(span, E.sub(E.scalar(1, gamma), gamma)))
     return E.select(bind(E.ge_p, gamma, E.scalar(0.5, gamma)), near_high, near_low)
+
+
+def _mean_of_middle(below: Atom, above: Atom, gamma: Atom) -> Atom:
+    """``below`` where ``gamma`` is 0, else ``(below + above) / 2`` (``gamma`` is 0 or 1/2 for a median)."""
+    half = E.scalar(0.5, below)
+    mean = E.add(E.mul(below, half), E.mul(above, half))
+    return E.select(bind(E.eq_p, gamma, E.scalar(0, gamma)), below, mean)
 
 
 def _shape_result(
@@ -553,7 +601,8 @@ def quantile(
 def quantile(a: Any, q: Any, axis: Axes = None, keepdims: bool = False, method: str = "linear") -> Any:
     """The ``q``-th quantiles (``q`` in [0, 1]: a number, a sequence or a tensor) over ``axis``; the result has
     ``q``'s shape first. A slice with a NaN gives NaN. Integer operands need a float dtype except for the
-    ``lower``/``higher``/``nearest`` methods (NumPy converts them to float64 instead)."""
+    methods that pick an element (``lower``, ``higher``, ``nearest``, ``inverted_cdf``, ``closest_observation``;
+    NumPy converts them to float64 instead)."""
     return _quantile_entry("quantile", a, q, axis, keepdims, method)
 
 
