@@ -22,7 +22,7 @@ from tensorstage.tensor import Traced
 from primitive_cases import CASES, Case
 
 # Primitives whose derivatives are exercised by their own feature tests below (or by their owners' tests).
-COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "stop_gradient", "cond", "while", "scan"}
+COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "stop_gradient", "no_derivative", "cond", "while", "scan"}
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py checks their JVP/VJP rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
 EPS = 1e-6

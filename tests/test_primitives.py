@@ -16,7 +16,7 @@ from tensorstage.lowering.emit import LOWERINGS
 from primitive_cases import CASES, Case
 
 # Primitives that carry subgraphs or effects are exercised by their own feature tests.
-COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "cond", "while", "scan", "stop_gradient"}
+COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "cond", "while", "scan", "stop_gradient", "no_derivative"}
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py covers their forward, grad and vmap rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
 

@@ -91,6 +91,7 @@ CASES: dict[str, list[Case]] = {
     )},
     **{name: [Case(ops(positive(2, 3)))] for name in ("log", "log1p", "sqrt", "rsqrt")},
     "integer_pow": [Case(ops(normal(2, 3)), {"y": 3})],
+    "no_derivative": [Case(ops(normal(2, 3)), {"reason": "a value without a derivative"})],
     **{name: same(normal, 2) for name in ("add", "sub", "mul", "max", "min", "atan2")},
     "conv_general_dilated": [Case(ops(normal(2, 3, 7), normal(4, 3, 3)), {
         "window_strides": (2,), "padding": ((1, 0),), "lhs_dilation": (1,), "rhs_dilation": (1,),

@@ -15,6 +15,11 @@ def _stop_gradient(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> 
     return [args[0]]
 
 
+@lowers(A.no_derivative_p)
+def _no_derivative(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, reason: str) -> list[Value]:
+    return [args[0]]
+
+
 @lowers(A.custom_jvp_call_p)
 def _custom_jvp_call(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, fun: Graph, num_args: int, num_fun_consts: int,

@@ -25,8 +25,9 @@ def _rounds(n: int) -> int:
 
 
 @op
-def permutation(key: Key, x: int | AnyTensor, axis: int | type = 0) -> AnyTensor:
-    """A random permutation of ``range(x)`` (i32) for an int ``x``, or ``x`` shuffled along ``axis``."""
+def permutation(key: Key, x: int | AnyTensor, axis: int | type = 0, independent: bool = False) -> AnyTensor:
+    """A random permutation of ``range(x)`` (i32) for an int ``x``, or ``x`` shuffled along ``axis`` (whole slices
+    move together; ``independent=True`` shuffles every 1-D slice along ``axis`` with its own permutation)."""
     check_key("permutation", key)
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         if x < 0:
@@ -42,8 +43,11 @@ def permutation(key: Key, x: int | AnyTensor, axis: int | type = 0) -> AnyTensor
     shuffled = values.atom
     rounds = _rounds(n)
     for round_key in split(key, rounds) if rounds > 1 else (key,):
-        keys = bits32(as_tensor(round_key).atom, (n,), (values.aval.dims[axis_index],))
         aval: Aval = shuffled.aval
-        spread = S.broadcast_in_dim(keys, aval.shape, (axis_index,), aval.dims)
+        if independent:
+            spread = bits32(as_tensor(round_key).atom, aval.shape, aval.dims)
+        else:
+            keys = bits32(as_tensor(round_key).atom, (n,), (values.aval.dims[axis_index],))
+            spread = S.broadcast_in_dim(keys, aval.shape, (axis_index,), aval.dims)
         shuffled = sort([spread, shuffled], axis_index)[1]
     return wrap(shuffled)

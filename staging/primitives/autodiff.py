@@ -55,6 +55,41 @@ def _stop_gradient_batch(args: Sequence[Atom], dims: Sequence[int | None]) -> An
     return stop_gradient(args[0]), dims[0]
 
 
+# ------------------------------------------------------------------------------------------ no_derivative
+
+no_derivative_p = Primitive("no_derivative")
+
+
+@no_derivative_p.def_shape
+def _no_derivative_shape(x: Aval, *, reason: str) -> Aval:
+    return x
+
+
+def no_derivative(x: Atom, reason: str) -> Atom:
+    """``x`` unchanged; differentiating through it raises a TransformError saying ``reason`` (a value whose true
+    derivative the library does not compute, where any number it could give would be silently wrong)."""
+    return bind(no_derivative_p, x, reason=reason)  # type: ignore[no-any-return]
+
+
+@no_derivative_p.def_jvp
+def _no_derivative_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, reason: str) -> Any:
+    if not isinstance(tangents[0], Zero):
+        raise TransformError(reason, "jvp", user_location())
+    return (Zero(outs[0].aval),)
+
+
+@no_derivative_p.def_vjp
+def _no_derivative_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, *, reason: str) -> Any:
+    if wants[0] and not isinstance(cts[0], Zero):
+        raise TransformError(reason, "grad", user_location())
+    return (Zero(primals[0].aval),)
+
+
+@no_derivative_p.def_batch
+def _no_derivative_batch(args: Sequence[Atom], dims: Sequence[int | None], *, reason: str) -> Any:
+    return no_derivative(args[0], reason), dims[0]
+
+
 # ------------------------------------------------------------------------------------------------ helpers
 
 
