@@ -5,6 +5,7 @@ B Bᵀ + n I, general ones have a large diagonal), so compiles stay short and to
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -251,9 +252,22 @@ def test_dim_names_must_agree() -> None:
 
 # ------------------------------------------------------------------------ LAPACK (CPU) and XLA's expansion
 
-# Skipped only without SciPy (jaxlib's LAPACK kernels bind to it). With SciPy the LAPACK path must be on: a kernel
-# failing its self-test would otherwise turn these tests into silent skips.
-needs_lapack = pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")
+@pytest.fixture
+def lapack_on() -> Iterator[None]:
+    """The LAPACK path on for one test, whatever ``TENSORSTAGE_LAPACK`` says (the suite may run with it off to
+    exercise XLA's expansions everywhere else)."""
+    lapack.set_enabled(True)
+    try:
+        yield
+    finally:
+        lapack.set_enabled(None)
+
+
+def needs_lapack(test: Any) -> Any:
+    """Skipped only without SciPy (jaxlib's LAPACK kernels bind to it). With SciPy the LAPACK path must work: a
+    kernel failing its self-test would otherwise turn these tests into silent skips."""
+    test = pytest.mark.usefixtures("lapack_on")(test)
+    return pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")(test)
 
 
 @needs_lapack
@@ -264,11 +278,12 @@ def test_lapack_kernels_pass_their_self_test() -> None:
 def both_paths(f: Any, *args: Any) -> tuple[Any, Any]:
     """``f(*args)`` lowered with LAPACK and with XLA's expansion (fresh programs: each lowers anew)."""
     with_lapack = ts.program(f)(*args)
+    previous = lapack.enabled()
     lapack.set_enabled(False)
     try:
         with_xla = ts.program(f)(*args)
     finally:
-        lapack.set_enabled(None)
+        lapack.set_enabled(previous)
     return with_lapack, with_xla
 
 

@@ -5,6 +5,7 @@ NumPy; derivatives against finite differences; vmap against a loop; errors. The 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,17 @@ LA = tnp.linalg
 
 # svd lowers only through LAPACK, which needs SciPy; with SciPy, test_linalg.py asserts the kernels are on.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")
+
+
+@pytest.fixture(autouse=True)
+def lapack_on() -> Iterator[None]:
+    """svd needs LAPACK (XLA has no SVD): on for every test here, whatever ``TENSORSTAGE_LAPACK`` says."""
+    lapack.set_enabled(True)
+    try:
+        yield
+    finally:
+        lapack.set_enabled(None)
+
 
 SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3), (3, 2, 5), (1, 1)]
 
@@ -199,7 +211,7 @@ def test_without_lapack_lowering_names_the_op_platform_and_fix() -> None:
         with pytest.raises(NotImplementedError, match="svd .*LAPACK disabled.*SciPy"):
             ts.program(lambda a: LA.svd(a))(np.eye(3))
     finally:
-        lapack.set_enabled(None)
+        lapack.set_enabled(True)
 
 
 def test_nan_where_lapack_fails() -> None:
