@@ -19,6 +19,7 @@ from .tensor import Tensor
 from .batching import vmap
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
+from .checkpoint import checkpoint
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
 from .spmd import pmap
@@ -39,8 +40,8 @@ __all__ = [
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "default_device", "device_put", "devices", "f16",
     "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
     "vmap", "nn", "optim", "random",
-    "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "stop_gradient",
-    "value_and_grad", "vjp",
+    "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+    "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum",
 ]

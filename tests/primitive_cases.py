@@ -321,8 +321,9 @@ def _slogdet_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sign, logdet
 
 
-def _cofactors_ref(a: np.ndarray) -> np.ndarray:
-    """Cofactor matrices by explicit minors (valid at singular matrices too)."""
+def cofactor_matrix(a: np.ndarray) -> np.ndarray:
+    """The gradient of det: ``C[..., i, j] = (-1)^(i+j) det(minor_ij)``, by explicit minors in float64 (valid at
+    singular matrices too)."""
     a = np.asarray(a, np.float64)
     n = a.shape[-1]
     out = np.empty_like(a)
@@ -379,10 +380,10 @@ CASES.update({
                 Case(_swapped((2, 4, 4)), _slogdet_ref, label="batched")],
     "det": [Case(_swapped((3, 3)), np.linalg.det, label="negative"),
             Case(_swapped((2, 4, 4)), np.linalg.det, label="batched")],
-    "cofactors": [Case(_scaled(_swapped((3, 3))), lambda a: _cofactors_ref(a), label="negative"),
-                  Case(_scaled(_swapped((2, 4, 4))), lambda a: _cofactors_ref(a), label="batched"),
+    "cofactors": [Case(_scaled(_swapped((3, 3))), lambda a: cofactor_matrix(a), label="negative"),
+                  Case(_scaled(_swapped((2, 4, 4))), lambda a: cofactor_matrix(a), label="batched"),
                   # float32 only: that keeps it out of test_autodiff (second derivatives divide by det A = 0)
-                  Case(_rank_deficient((2, 4, 4)), lambda a: _cofactors_ref(a), dtypes=("float32",),
+                  Case(_rank_deficient((2, 4, 4)), lambda a: cofactor_matrix(a), dtypes=("float32",),
                        label="rank n-1")],
 })
 

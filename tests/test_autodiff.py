@@ -25,6 +25,7 @@ from primitive_cases import CASES, Case
 COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "stop_gradient", "no_derivative", "cond", "while", "scan"}
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py checks their JVP/VJP rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
+COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 EPS = 1e-6
 
 # ------------------------------------------------------------------------------------ registry-driven rules

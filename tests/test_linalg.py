@@ -15,7 +15,7 @@ import tensorstage as ts
 from tensorstage import numpy as tnp
 from tensorstage.lowering import lapack
 
-from primitive_cases import canonical_eigenvectors
+from primitive_cases import canonical_eigenvectors, cofactor_matrix
 
 LA = tnp.linalg
 F64 = {"rtol": 1e-10, "atol": 1e-12}
@@ -466,18 +466,6 @@ def test_solve_primitive_transposed_on_both_paths(transpose_a: bool, rng: np.ran
 
 
 # ------------------------------------------------------------------------------- det at singular matrices
-
-
-def cofactor_matrix(a: np.ndarray) -> np.ndarray:
-    """The gradient of det: ``C[..., i, j] = (-1)^(i+j) det(minor_ij)``, by explicit minors in float64."""
-    a = np.asarray(a, np.float64)
-    n = a.shape[-1]
-    out = np.empty_like(a)
-    for i in range(n):
-        for j in range(n):
-            minor = np.delete(np.delete(a, i, -2), j, -1)
-            out[..., i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
-    return out
 
 
 def rank_deficient(rng: np.random.Generator, batch: tuple[int, ...], n: int, drop: int) -> np.ndarray:

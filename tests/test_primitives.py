@@ -19,6 +19,7 @@ from primitive_cases import CASES, Case
 COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "cond", "while", "scan", "stop_gradient", "no_derivative"}
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py covers their forward, grad and vmap rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
+COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 
 
 def _params() -> list[Any]:

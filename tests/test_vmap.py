@@ -248,6 +248,10 @@ def _control_flow_cases() -> None:
 
 
 _control_flow_cases()
+CASES["checkpoint_call"] = [
+    Case(ops(normal(2, 3), normal(3, 3)), apply=lambda x, w: ts.checkpoint(lambda a, b: tnp.tanh(a @ b))(x, w))
+]
+CASES["optimization_barrier"] = [Case(ops(normal(2, 3), ints(4)))]
 
 
 def _batched_names() -> list[str]:

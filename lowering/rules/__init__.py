@@ -9,5 +9,6 @@ from . import collectives
 from . import decompositions  # cholesky, triangular_solve, qr, eigh
 from . import svd
 from . import convolution
+from . import remat
 
-__all__ = ["autodiff", "collectives", "control_flow", "convolution", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "slicing", "sorting", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "control_flow", "convolution", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]

@@ -71,6 +71,13 @@ def _matrix_norm(x: Atom, ord: Any, rows: int, cols: int) -> Atom:  # noqa: A002
     raise ValueError(f"invalid norm order {ord!r} for matrices")
 
 
+def _kept(reduced: Atom, a: Atom, axes: tuple[int, ...]) -> Atom:
+    """``reduced`` with the reduced ``axes`` of ``a`` back as unnamed size-1 axes (``keepdims=True``)."""
+    shape = tuple(1 if i in axes else n for i, n in enumerate(a.aval.shape))
+    names = tuple(None if i in axes else d for i, d in enumerate(a.aval.dims))
+    return S.reshape(reduced, shape, names)
+
+
 @op
 def norm(
     x: Tensor[DT, Unpack[Sh]], ord: Any = None, axis: int | tuple[int, int] | None = None,  # noqa: A002
@@ -92,11 +99,7 @@ def norm(
         out = _matrix_norm(a, ord, *axes)
     else:
         raise shape_error("norm", f"axis must name one or two axes, got {axis!r}")
-    if keepdims:
-        shape = tuple(1 if i in axes else n for i, n in enumerate(a.aval.shape))
-        names = tuple(None if i in axes else d for i, d in enumerate(a.aval.dims))
-        out = S.reshape(out, shape, names)
-    return wrap(out)
+    return wrap(_kept(out, a, axes) if keepdims else out)
 
 
 @op
@@ -112,11 +115,7 @@ def vector_norm(
     axes = normalize_axes("vector_norm", axis, t)
     a = t.atom
     out = _vector_norm(a, ord, axes)
-    if keepdims:
-        shape = tuple(1 if i in axes else n for i, n in enumerate(a.aval.shape))
-        names = tuple(None if i in axes else d for i, d in enumerate(a.aval.dims))
-        out = S.reshape(out, shape, names)
-    return wrap(out)
+    return wrap(_kept(out, a, axes) if keepdims else out)
 
 
 @op
