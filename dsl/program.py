@@ -96,7 +96,8 @@ class Signature:
         self.weak = tuple(weak)
         # After every aval: a leaf with no type is reported before an unhashable static argument.
         static_keys = tuple(_static_key(x) for x, d in zip(leaves, dynamic) if not d)
-        self.key = (treedef, static_keys, tuple(layouts), self.weak)
+        # ``dynamic`` too: ``op(1.0, x)`` and ``op(x, 1.0)`` have equal statics and layouts, in other positions.
+        self.key = (treedef, self.dynamic, static_keys, tuple(layouts), self.weak)
 
 
 # ------------------------------------------------------------------------------------------------ Program
@@ -212,14 +213,17 @@ class Program(Generic[P, R]):
             self._dispatch = {k: c for k, c in self._dispatch.items() if all(c is not e for e in evicted)}
 
     def _explain_miss(self, signature: Signature) -> str:
-        treedef, statics, avals, _ = signature.key
+        treedef, dynamic, statics, avals, _ = signature.key
         for key in self._cache:
             old_tree: Any
+            old_dynamic: Any
             old_statics: Any
             old_avals: Any
-            old_tree, old_statics, old_avals, _ = key  # type: ignore[misc]
+            old_tree, old_dynamic, old_statics, old_avals, _ = key  # type: ignore[misc]
             if old_tree != treedef:
                 return f"argument structure changed: {old_tree!r} -> {treedef!r}"
+            if old_dynamic != dynamic:
+                return "static arguments moved: arrays and static values are in other positions"
             if old_statics != statics:
                 return f"static arguments changed: {old_statics!r} -> {statics!r}"
             if old_avals != avals:

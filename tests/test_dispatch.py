@@ -214,3 +214,13 @@ def test_static_values_python_calls_equal_pick_their_own_programs() -> None:
     # 1 == True and (1,) == (True,) == (1.0,) in Python, but each stages its own program
     for value, expected in [(1, 2.0), (True, 1.0), ((1,), 2.0), ((True,), 1.0), ((1.0,), 3.0)] * 2:
         assert np.asarray(tag(x, value)).tolist() == [expected] * 2, value
+
+
+def test_eager_ops_tell_a_scalar_on_the_left_from_one_on_the_right() -> None:
+    """Eager ops take Python scalars as static arguments: the cache key must say which position holds the scalar
+    (``1.0 - b`` then ``b - 1.0`` once found ``1.0 - b``'s executable and rejected ``b - 1.0``'s arguments)."""
+    b = tnp.asarray(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(1.0 - b), [1.0, 0.0, -1.0])
+    np.testing.assert_array_equal(np.asarray(b - 1.0), [-1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(tnp.subtract(b, 2.0)), [-2.0, -1.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(tnp.subtract(2.0, b)), [2.0, 1.0, 0.0])

@@ -117,6 +117,9 @@ def test_errors() -> None:
         ts.nn.softmax_cross_entropy_with_integer_labels(np.zeros((2, 4), np.float32), np.zeros(3, np.int32))
     with pytest.raises(ts.ShapeError, match="rank >= 2"):
         ts.nn.glorot_uniform(ts.random.key(0), (5,))
+    with pytest.raises(ts.ShapeError, match=r"(?s)mse: predictions f32\[4, 1\] and targets f32\[4\] must have one shape"
+                       r".*test_nn\.py:\d+"):
+        ts.nn.mse(np.zeros((4, 1), np.float32), np.zeros(4, np.float32))  # would broadcast to a (4, 4) mean
 
     @ts.program
     def bad_axis(x: Tensor[f32, Batch, Classes]) -> Any:

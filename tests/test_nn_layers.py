@@ -108,14 +108,14 @@ def test_losses_match_numpy_and_stay_finite_for_extreme_logits(rng: np.random.Ge
 
     got = [np.asarray(v) for v in losses(logits, labels, probs, pred, targ, logp, dist)]
     bce_logits = np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))
-    p = np.clip(probs, 1e-7, 1 - 1e-7)
     err = np.abs(pred - targ)
 
     def cos(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
         return np.sum(a * b, axis) / (np.linalg.norm(a, axis=axis) * np.linalg.norm(b, axis=axis))
 
     want = [
-        bce_logits, bce_logits, -(labels * np.log(p) + (1 - labels) * np.log1p(-p)),
+        bce_logits, bce_logits,
+        -(labels * np.log(np.maximum(probs, 1e-7)) + (1 - labels) * np.log(np.maximum(1 - probs, 1e-7))),
         np.where(err <= 1.5, 0.5 * err**2, 1.5 * (err - 0.75)), np.where(err < 0.5, 0.5 * err**2 / 0.5, err - 0.25),
         np.mean(err), np.sum(special.xlogy(dist, dist) - dist * logp, axis=-1), cos(pred, targ, -1), cos(pred, targ, 0),
         special.expit(logits) - labels,
@@ -127,6 +127,14 @@ def test_losses_match_numpy_and_stay_finite_for_extreme_logits(rng: np.random.Ge
     # f32 stays finite and accurate at +-100
     f32_loss = np.asarray(ts.nn.sigmoid_binary_cross_entropy(logits.astype(np.float32), labels.astype(np.float32)))
     np.testing.assert_allclose(f32_loss, bce_logits, rtol=1e-5, atol=1e-6)
+    # regressions: in bf16/f16 1 - 1e-7 rounds to 1, and clipping p there gave log(0) (inf, or NaN for y = 1);
+    # the product of squared norms overflowed f32 (a cosine of 0 for parallel vectors of norm ~1e11)
+    for dt in (ts.bf16, np.float16):
+        sat = ts.nn.binary_cross_entropy(*(tnp.asarray(np.array(v, np.float32)).astype(dt) for v in ([1, 0, 1, 0],
+                                                                                                    [1, 0, 0, 1])))
+        np.testing.assert_allclose(np.asarray(sat.astype(np.float32)), [0, 0, 16.1181, 16.1181], rtol=2e-2, atol=1e-6)
+    big = np.full((2, 8), 3e10, np.float32)
+    np.testing.assert_allclose(np.asarray(ts.nn.cosine_similarity(big, 2 * big)), [1, 1], rtol=1e-6)
     assert_grads_match_finite_differences(
         [lambda z: ts.nn.huber_loss(z, tnp.ones_like(z) * 0.3), lambda z: ts.nn.cosine_similarity(z, tnp.cos(z)),
          lambda z: ts.nn.kl_divergence(ts.nn.log_softmax(z), ts.nn.softmax(z * 0.5))],
@@ -188,6 +196,11 @@ def test_layer_norm_and_rms_norm_match_numpy(rng: np.random.Generator) -> None:
     # f32 on large offsets: the two-pass variance keeps it accurate
     got32 = np.asarray(ts.nn.layer_norm((x + 1e3).astype(np.float32)))
     np.testing.assert_allclose(got32, _layer_norm(x, -1, 1e-5), atol=2e-3)
+    # regression: bf16 statistics are taken in f32 (a bf16 mean of 64 values near 30 was off by ~0.1 std)
+    wide = rng.standard_normal((2, 64)) + 30
+    half = tnp.asarray(wide.astype(np.float32)).astype(ts.bf16)
+    exact = _layer_norm(np.asarray(half.astype(np.float64)), -1, 1e-5)
+    np.testing.assert_allclose(np.asarray(ts.nn.layer_norm(half).astype(np.float32)), exact, atol=0.03)
     assert_grads_match_finite_differences(
         [lambda v: ts.nn.layer_norm(v, tnp.cos(v[0, 0]), tnp.sin(v[0, 0])), lambda v: ts.nn.rms_norm(v, v[0, 0]),
          lambda v: ts.nn.layer_norm(v, axis=(0, 2))],
@@ -313,6 +326,15 @@ def test_dot_product_attention_matches_numpy(rng: np.random.Generator) -> None:
     assert np.all(np.asarray(grads[0])[0, 1] == 0)  # the masked row's query gets no gradient
     f32_out = ts.nn.dot_product_attention(*(a.astype(np.float32) * 100 for a in (q, k, v)))
     assert np.isfinite(np.asarray(f32_out)).all()  # large logits: the stable softmax does not overflow
+    # regression: a bf16 softmax runs in f32 (JAX's choice too): its bf16 sum over 512 keys was off by ~1%, the
+    # output by 0.028 (5x the f32-softmax error); the output stays bf16
+    r = np.random.default_rng(5)
+    qb, kb, vb = (tnp.asarray(a.astype(np.float32)).astype(ts.bf16) for a in (
+        r.standard_normal((1, 2, 1, 4)), r.standard_normal((1, 512, 1, 4)), r.standard_normal((1, 512, 1, 2)) + 3))
+    out16 = ts.nn.dot_product_attention(qb, kb, vb)
+    assert str(out16.dtype) == "bfloat16"
+    exact16 = _attention(*(np.asarray(a.astype(np.float64)) for a in (qb, kb, vb)))
+    np.testing.assert_allclose(np.asarray(out16.astype(np.float32)), exact16, atol=0.0125)
 
 
 def test_attention_gradients_match_finite_differences(rng: np.random.Generator) -> None:

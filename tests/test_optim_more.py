@@ -74,6 +74,23 @@ def test_rmsprop_matches_numpy(centered: bool, momentum: float, rng: np.random.G
             buf[k] = momentum * buf[k] + d
             want[k] = want[k] - 0.01 * (buf[k] if momentum else d)
     _close(got, want)
+    if centered:
+        # regression: nu - mu**2 >= 0 only in exact arithmetic; a state where rounding took it below 0 gave NaN
+        opt = ts.optim.rmsprop(0.01, decay=0.8, centered=True)
+        state = ts.optim.RMSPropState(ts.asarray(np.int32(5)), [ts.asarray(np.zeros(2))], [ts.asarray(np.ones(2))],
+                                      None)
+        stepped, _ = opt.update([np.ones(2)], state, [np.zeros(2)])
+        assert np.isfinite(np.asarray(stepped[0])).all()
+
+
+def test_adam_and_adamw_step_bf16_parameters() -> None:
+    # regression: the bias correction 1 - 0.999**t was computed in the parameters' dtype, where bf16 rounds 0.999
+    # to 1: a zero divisor, and bf16 parameters never moved
+    for opt in (ts.optim.adam(0.01), ts.optim.adamw(0.01, weight_decay=0.0)):
+        params = [ts.asarray(np.ones(3, np.float32)).astype(ts.bf16)]
+        grads = [ts.asarray(np.full(3, 0.5, np.float32)).astype(ts.bf16)]
+        stepped, _ = opt.update(grads, opt.init(params), params)
+        np.testing.assert_allclose(np.asarray(stepped[0].astype(np.float32)), 0.99, atol=4e-3)  # 1 - lr * sign(g)
 
 
 def test_adagrad_and_lion_match_numpy(rng: np.random.Generator) -> None:
@@ -194,6 +211,10 @@ def test_a_schedule_drives_f64_parameters_and_donated_state(rng: np.random.Gener
             want[k] = want[k] - 0.1 * 0.5**t * g[k]
     _close(p, want, rtol=1e-7)
     assert np.asarray(p["w"]).dtype == np.float64
+    # regression: an eager update got the schedule's concrete f32 rate and raised a DTypeError on f64 parameters
+    eager = ts.optim.sgd(lambda count: ts.asarray(np.float32(0.5)))
+    stepped, _ = eager.update(grads[0], eager.init(params), params)
+    _close(stepped, {k: params[k] - 0.5 * grads[0][k] for k in params})
 
 
 class Batch(Dim): ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -198,6 +199,18 @@ def test_narrow_integer_sums_accumulate_in_32_bits(rng: np.random.Generator) -> 
     assert total.dtype == np.uint32 and int(total) == int(counts.astype(np.int64).sum())
     small = rng.integers(-3, 4, size=(4, 5)).astype(np.int8)
     np.testing.assert_array_equal(np.asarray(tnp.prod(ts.asarray(small), axis=1)), small.astype(np.int64).prod(axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_sums_and_means_accumulate_in_32_bits(dtype: str, rng: np.random.Generator) -> None:
+    half = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16)
+    x = np.concatenate([np.full((256, 1), 30.125), 30 + rng.standard_normal((256, 2))], axis=1).astype(half)
+    wide = x.astype(np.float64)
+    results = ts.program(lambda v: (tnp.sum(v, 0), tnp.mean(v, 0), tnp.var(v, 0)))(x)
+    for got, want in zip(results, (wide.sum(0), wide.mean(0), wide.var(0))):
+        assert got.dtype == half
+        # One rounding of the f32 result to the half type, not 256 roundings of a running sum (bf16: off by units).
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=2 * float(ml_dtypes.finfo(half).eps))
 
 
 @pytest.mark.parametrize("decimals", [-1, 0, 2])

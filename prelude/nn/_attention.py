@@ -80,6 +80,9 @@ def dot_product_attention(
     if is_causal:
         causal = broadcast_to(tril(ones(shape[-2:], dtype=bool)), shape)  # query i sees keys 0..i (top-left aligned)
         valid = causal if valid is None else valid & causal
+    dtype = logits.aval.dtype
+    if dtype.itemsize < 4:
+        logits = logits.astype(f32)  # a bf16/f16 softmax in f32 (as JAX does): its sum over keys rounds badly
     if valid is not None:
         logits = where(valid, logits, -np.inf)
     # Softmax with a row maximum that is a constant for autodiff (softmax is shift invariant) and 0 for a fully
@@ -89,7 +92,7 @@ def dot_product_attention(
     weights = exp(logits - peak)
     total = sum(weights, axis=-1, keepdims=True)
     probs = weights / where(total > 0, total, 1.0)
-    return einsum("...hts,...shd->...thd", probs, v)
+    return einsum("...hts,...shd->...thd", probs.astype(dtype), v)
 
 
 def _spread(what: str, x: Any, shape: tuple[int, ...]) -> Any:

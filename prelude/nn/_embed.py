@@ -26,7 +26,8 @@ S = TypeVarTuple("S")
 def embedding(table: Tensor[DT, V, F], ids: Tensor[IT, Unpack[S]]) -> Tensor[DT, Unpack[S], F]:
     """Rows of ``table`` ``(vocab, features)`` at integer ``ids`` of any shape: ``(*ids.shape, features)``.
 
-    Concrete ids out of range raise an IndexError; staged ids clamp into range (as in ``take``)."""
+    Negative ids count from the end (as in NumPy); ids out of range clamp into range, eagerly too (no IndexError:
+    the lookup always runs compiled, like a staged ``take``)."""
     t, i = as_tensor(table), as_tensor(ids)
     if t.aval.ndim != 2:
         raise shape_error("embedding", f"the table must be (vocab, features), got {describe(table)}")

@@ -16,7 +16,7 @@ from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import iota
 from ...tensor import Tensor
-from ..numpy import abs, log, log1p, mean, sqrt, sum, where
+from ..numpy import abs, log, mean, sqrt, sum, where
 from ..numpy._core import (
     as_tensor, describe, dtype_error, float_operand, normalize_axes, op, parse_shape, shape_error, wrap,
 )
@@ -29,7 +29,9 @@ IT = TypeVar("IT", bound=Integer)
 
 
 @op
-def one_hot(labels: Tensor[Any, Unpack[S_]], num_classes: int, dtype: type[Floating] | Any = f32) -> Tensor[Any, Unpack[S_], Any]:
+def one_hot(
+    labels: Tensor[Any, Unpack[S_]], num_classes: int, dtype: type[Floating] | Any = f32
+) -> Tensor[Any, Unpack[S_], Any]:
     """``labels`` (integers) as one-hot vectors along a new last axis of size ``num_classes``."""
     t = as_tensor(labels)
     if not _dt.is_integer(t.aval.dtype):
@@ -86,8 +88,10 @@ def _smooth(name: str, labels: Tensor[Any, Unpack[S_]], amount: float, classes: 
 
 @op
 def mse(predictions: Tensor[DT, Unpack[S_]], targets: Tensor[DT, Unpack[S_]]) -> Tensor[DT]:
-    """Mean squared error over every element."""
-    diff = as_tensor(predictions) - as_tensor(targets)
+    """Mean squared error over every element (one shape: a (N,) target against (N, 1) predictions would broadcast
+    into an (N, N) mean silently)."""
+    x, y = _pair("mse", predictions, targets, ("predictions", "targets"))
+    diff = x - y
     return mean(diff * diff)
 
 
@@ -105,11 +109,14 @@ def _pair(name: str, a: Any, b: Any, what: tuple[str, str]) -> tuple[Tensor[Any]
 def binary_cross_entropy(
     probabilities: Tensor[DT, Unpack[S_]], labels: Tensor[DT, Unpack[S_]], eps: float = 1e-7
 ) -> Tensor[DT, Unpack[S_]]:
-    """``-(y * log(p) + (1 - y) * log(1 - p))`` per element, with ``p`` clipped into ``[eps, 1 - eps]`` so that
-    saturated probabilities give a finite loss and gradient (prefer the logits form where you have logits)."""
+    """``-(y * log(p) + (1 - y) * log(1 - p))`` per element, with ``p`` and ``1 - p`` clipped to at least ``eps``
+    (Keras' convention) so that saturated probabilities give a finite loss and gradient (prefer the logits form
+    where you have logits)."""
     p, y = _pair("binary_cross_entropy", probabilities, labels, ("probabilities", "labels"))
-    clipped = where(p < eps, eps, where(p > 1 - eps, 1 - eps, p))
-    return -(y * log(clipped) + (1 - y) * log1p(-clipped))
+    # 1 - p clipped itself, not p into [eps, 1 - eps]: in bf16/f16 1 - eps rounds to 1 and log(1 - 1) = -inf
+    # (1 - p is exact for p >= 0.5, so this loses nothing against log1p where it matters)
+    q = 1 - p
+    return -(y * log(where(p < eps, eps, p)) + (1 - y) * log(where(q < eps, eps, q)))
 
 
 @op
@@ -179,5 +186,12 @@ def cosine_similarity(
     name = "cosine_similarity"
     a, b = _pair(name, x, y, ("x", "y"))
     (index,) = normalize_axes(name, axis, a, allow_none=False)
-    norms_sq = sum(a * a, axis=index) * sum(b * b, axis=index)
-    return sum(a * b, axis=index) / sqrt(where(norms_sq > eps * eps, norms_sq, eps * eps))
+    # the norms' product, not the product of squared norms (that overflows f32 for norms past ~4e9)
+    norms = _safe_sqrt(sum(a * a, axis=index)) * _safe_sqrt(sum(b * b, axis=index))
+    return sum(a * b, axis=index) / where(norms > eps, norms, eps)
+
+
+def _safe_sqrt(x: Any) -> Any:
+    """``sqrt(x)`` for ``x >= 0`` with a zero (not NaN) gradient at 0."""
+    positive = x > 0
+    return where(positive, sqrt(where(positive, x, 1.0)), 0.0)

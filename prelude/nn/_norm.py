@@ -39,9 +39,13 @@ def _affine(name: str, x: Any, what: str, param: Any) -> Any:
 def _normalize(name: str, x: Any, axis: Any, eps: float, center: bool) -> Any:
     t: Any = float_operand(name, x)
     axes = normalize_axes(name, axis, t, allow_none=False)
+    dtype = t.aval.dtype
+    if dtype.itemsize < 4:
+        t = t.astype(f32)  # bf16/f16 statistics in f32 (as Flax does): a bf16 sum of 256 values is off by percents
     if center:
         t = t - mean(t, axis=axes, keepdims=True)  # two passes: the variance of centred values has no cancellation
-    return t / sqrt(mean(t * t, axis=axes, keepdims=True) + eps)
+    out = t / sqrt(mean(t * t, axis=axes, keepdims=True) + eps)
+    return out.astype(dtype) if dtype.itemsize < 4 else out
 
 
 @op

@@ -31,6 +31,18 @@ def _keep(x: Atom, reduced: Atom, axes: tuple[int, ...], keepdims: bool) -> Atom
     return S.reshape(reduced, sizes, names)
 
 
+_F32 = np.dtype(np.float32)
+
+
+def _summed(x: Atom, axes: Sequence[int]) -> Atom:
+    """``reduce_sum``, accumulated in f32 for f16/bf16 operands and converted back (as JAX does): a bf16 running sum
+    of 256 values near 30 is off by whole units."""
+    dtype = x.aval.dtype
+    if dtype.itemsize == 2 and _dt.is_float(dtype):
+        return E.convert(R.reduce_sum(E.convert(x, _F32), axes), dtype)
+    return R.reduce_sum(x, axes)
+
+
 def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, axis: Axis, keepdims: bool) -> AnyTensor:
     t = as_tensor(x)
     axes = normalize_axes(name, axis, t)
@@ -40,7 +52,7 @@ def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, a
 @as_accumulating_reduction
 @op
 def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
-    return _reduce("sum", R.reduce_sum, _accumulator(x), axis, keepdims)
+    return _reduce("sum", _summed, _accumulator(x), axis, keepdims)
 
 
 @as_accumulating_reduction
@@ -99,6 +111,11 @@ def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
 def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     t = float_operand("mean", x)
     axes = normalize_axes("mean", axis, t)
+    dtype = t.atom.aval.dtype
+    if dtype.itemsize == 2:  # f16/bf16: sum and divide in f32 (JAX's upcast)
+        wide = E.convert(t.atom, _F32)
+        total = _keep(wide, R.reduce_sum(wide, axes), axes, keepdims)
+        return wrap(E.convert(E.div(total, E.scalar(_count(t, axes), total)), dtype))
     total = _keep(t.atom, R.reduce_sum(t.atom, axes), axes, keepdims)
     return wrap(E.div(total, E.scalar(_count(t, axes), total)))
 
@@ -108,7 +125,7 @@ def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) 
     t = float_operand("var", x)
     axes = normalize_axes("var", axis, t)
     centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
-    squares = _keep(t.atom, R.reduce_sum(E.mul(centered, centered), axes), axes, keepdims)
+    squares = _keep(t.atom, _summed(E.mul(centered, centered), axes), axes, keepdims)
     return wrap(E.div(squares, E.scalar(builtins.max(_count(t, axes) - ddof, 0), squares)))  # NumPy: never < 0
 
 

@@ -716,9 +716,10 @@ def _edges_atom(name: str, x: Atom, spec: Any) -> Atom:
         same = E.eq(lo, hi)
         half = E.scalar(0.5, lo)
         lo, hi = E.select(same, E.sub(lo, half), lo), E.select(same, E.add(hi, half), hi)
-        step = E.div(E.sub(hi, lo), E.scalar(float(n), lo))
+        # lo + (i * span) / n, not lo + i * step: the compiler may fuse a multiply-add into an fma, whose single
+        # rounding puts edges a hair off exact values (0 at 7e-9), and data on an edge in the wrong bin
         steps = E.convert(_iota(n + 1), x.aval.dtype)
-        edges = E.add(E.mul(steps, step), lo)
+        edges = E.add(E.div(E.mul(steps, E.sub(hi, lo)), E.scalar(float(n), lo)), lo)
         last = E.eq(_iota(n + 1), literal(n, INDEX))
         return E.select(last, S.broadcast_to(hi, edges.aval), edges)  # the last edge exactly ``hi``, as linspace
     e = atom(spec, x.aval.dtype) if not isinstance(spec, Tensor) else as_tensor(spec).atom
@@ -730,16 +731,19 @@ def _edges_atom(name: str, x: Atom, spec: Any) -> Atom:
     return S.reshape(e, e.aval.shape, (None,))
 
 
-def _data(name: str, a: Any) -> Atom:
+def _data(name: str, a: Any, spec: Any = None) -> Atom:
+    """``a`` as floats: integers take the dtype of explicit float edges, else the default float."""
     x = as_tensor(a).atom
     if not _dt.is_float(x.aval.dtype):
-        x = E.convert(x, _dt.DEFAULT_FLOAT)
+        given = spec.dtype if isinstance(spec, np.ndarray) else (
+            as_tensor(spec).aval.dtype if isinstance(spec, Tensor) else None)
+        x = E.convert(x, given if given is not None and _dt.is_float(given) else _dt.DEFAULT_FLOAT)
     return x
 
 
 @op
 def _histogram(a: AnyTensor, spec: Any, weights: Any, density: bool) -> tuple[AnyTensor, AnyTensor]:
-    x = _data("histogram", a)
+    x = _data("histogram", a, spec)
     edges = _edges_atom("histogram", x, spec)
     nb = edges.aval.shape[0] - 1
     flat = _flat(x)
@@ -780,7 +784,7 @@ def histogram(a: AnyTensor, bins: Any = 10, range: tuple[float, float] | None = 
 
 @op
 def _bin_edges(a: AnyTensor, spec: Any) -> AnyTensor:
-    return wrap(_edges_atom("histogram_bin_edges", _data("histogram_bin_edges", a), spec))
+    return wrap(_edges_atom("histogram_bin_edges", _data("histogram_bin_edges", a, spec), spec))
 
 
 @_entry
@@ -795,15 +799,17 @@ def digitize(x: Tensor[Any, Unpack[Sh]], bins: Any, right: bool = False) -> Tens
     """The i32 index of the bin of each element of ``x`` for monotonic 1-D ``bins`` (NumPy's convention:
     ``bins[i-1] <= x < bins[i]``, or ``<= / <`` swapped with ``right``; decreasing bins count the other way)."""
     static = None if isinstance(bins, Tensor) else np.asarray(bins)
+    increasing = True
     if static is not None:
         if static.ndim != 1:
             raise shape_error("digitize", f"bins must be 1-D, got shape {static.shape}")
-        d = np.diff(static)
-        if not ((d >= 0).all() or (d <= 0).all()):
+        # comparisons, not np.diff: a difference of unsigned bins wraps around
+        increasing = bool((static[1:] >= static[:-1]).all())
+        if not (increasing or (static[1:] <= static[:-1]).all()):
             raise ValueError("bins must be monotonically increasing or decreasing")
         if isinstance(bins, (list, tuple)):  # Python numbers: weakly typed, they take x's dtype
             dtype_x = as_tensor(x).aval.dtype
-            if static.dtype.kind == "f" and not _dt.is_float(dtype_x):
+            if static.dtype.kind == "f" and static.size and not _dt.is_float(dtype_x):
                 raise dtype_error("digitize", f"float bins {bins!r:.60} with {describe(x)}: convert one first")
             static = static.astype(dtype_x)
     b = bins if static is None else static
@@ -813,7 +819,7 @@ def digitize(x: Tensor[Any, Unpack[Sh]], bins: Any, right: bool = False) -> Tens
         raise shape_error("digitize", f"bins must be 1-D, got {describe(bins)}")
     n = bs.aval.shape[0]
     up = as_tensor(searchsorted(wrap(bs), wrap(xs), side="left" if right else "right")).atom
-    if n < 2 or (static is not None and (np.diff(static) >= 0).all()):
+    if n < 2 or (static is not None and increasing):
         return wrap(up)
     down = as_tensor(searchsorted(wrap(SL.rev(bs, (0,))), wrap(xs), side="left" if right else "right")).atom
     down = E.sub(E.scalar(n, down), down)

@@ -45,7 +45,8 @@ class Adagrad(Generic[P]):
 def adagrad(
     learning_rate: LearningRate = 1e-2, initial_accumulator_value: float = 0.1, eps: float = 1e-7
 ) -> Adagrad[Any]:
-    """Adagrad as a pure optimizer (Optax's defaults: the accumulator starts at 0.1)."""
+    """Adagrad as a pure optimizer with Optax's defaults (the accumulator starts at 0.1, ``eps=1e-7``) but PyTorch's
+    ``eps`` placement, outside the root: ``g / (sqrt(s) + eps)`` (Optax: ``g / sqrt(s + eps)``)."""
     if initial_accumulator_value < 0:
         raise ValueError(f"adagrad: initial_accumulator_value must be >= 0, got {initial_accumulator_value!r}")
     return Adagrad(learning_rate, initial_accumulator_value, eps)

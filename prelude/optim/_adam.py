@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 import attrs
+import numpy as np
 
+from ...dtypes import f32, f64
 from ...tensor import Tensor
 from ..numpy import sqrt, zeros
 from ._schedule import LearningRate, rate_at
@@ -42,12 +44,18 @@ class Adam(Generic[P]):
         nu = map_trees(lambda v, g: b2 * v + (1 - b2) * (g * g), state.nu, grads)
 
         def step(p: Any, m: Any, v: Any) -> Any:
-            t = count.astype(p.dtype)
-            m_hat = m / (1 - b1**t)  # undo the bias of moments that start at zero
-            v_hat = v / (1 - b2**t)
+            m_hat = m / bias_correction(b1, count, p.dtype)  # undo the bias of moments that start at zero
+            v_hat = v / bias_correction(b2, count, p.dtype)
             return p - lr * m_hat / (sqrt(v_hat) + eps)
 
         return map_trees(step, params, mu, nu), AdamState(count, mu, nu)
+
+
+def bias_correction(beta: float, count: Tensor[Any], dtype: Any) -> Tensor[Any]:
+    """``1 - beta**count`` in ``dtype``, computed in at least f32: in bf16, 0.999 rounds to 1 (a zero divisor) and
+    counts past 256 are inexact."""
+    wide = f64 if dtype == np.float64 else f32
+    return (1 - beta ** count.astype(wide)).astype(dtype)
 
 
 def adam(learning_rate: LearningRate = 1e-3, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Adam[Any]:

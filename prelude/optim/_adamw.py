@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from ..numpy import sqrt, zeros
-from ._adam import AdamState
+from ._adam import AdamState, bias_correction
 from ._schedule import LearningRate, rate_at
 from ._tree import decay_mask, map_trees, zeros_tree
 
@@ -37,8 +37,8 @@ class AdamW(Generic[P]):
         flags = decay_mask("adamw", self.mask, params)
 
         def step(p: Any, m: Any, v: Any, decay: bool) -> Any:
-            t = count.astype(p.dtype)
-            direction = (m / (1 - b1**t)) / (sqrt(v / (1 - b2**t)) + eps)
+            m_hat, v_hat = m / bias_correction(b1, count, p.dtype), v / bias_correction(b2, count, p.dtype)
+            direction = m_hat / (sqrt(v_hat) + eps)
             if decay and wd:
                 direction = direction + wd * p
             return p - lr * direction

@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from ...tensor import Tensor
-from ..numpy import sqrt, zeros
+from ..numpy import maximum, sqrt, zeros
 from ._schedule import LearningRate, rate_at
 from ._tree import map_trees, zeros_tree
 
@@ -47,7 +47,8 @@ class RMSProp(Generic[P]):
         mu = None
         if state.mu is not None:
             mu = map_trees(lambda m, g: rho * m + (1 - rho) * g, state.mu, grads)
-            direction = map_trees(lambda g, v, m: g / (sqrt(v - m * m) + eps), grads, nu, mu)
+            # v - m**2 >= 0 in exact arithmetic, but rounding can take it below 0 (a NaN root) once it is tiny
+            direction = map_trees(lambda g, v, m: g / (sqrt(maximum(v - m * m, 0.0)) + eps), grads, nu, mu)
         else:
             direction = map_trees(lambda g, v: g / (sqrt(v) + eps), grads, nu)
         buf = None

@@ -13,6 +13,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from ...array import Array
 from ...dtypes import f32
 from ...tensor import Tensor, Traced
 from ...trace import WeakTraced
@@ -30,6 +31,8 @@ def rate_at(learning_rate: LearningRate, count: Tensor[Any]) -> Any:
     rate = learning_rate(count)
     if isinstance(rate, Traced) and not isinstance(rate, WeakTraced) and rate.aval.ndim == 0:
         return WeakTraced(rate.atom)
+    if isinstance(rate, Array) and rate.aval.ndim == 0:
+        return float(rate)  # an eager update's concrete rate: a Python float adopts the parameters' dtype too
     return rate
 
 
@@ -123,7 +126,9 @@ def constant(value: float) -> Constant:
 def linear_schedule(
     init_value: float, end_value: float, transition_steps: int, transition_begin: int = 0
 ) -> Linear:
-    """``init_value`` until ``transition_begin``, then linearly to ``end_value`` over ``transition_steps`` steps."""
+    """``init_value`` until ``transition_begin``, then linearly to ``end_value`` over ``transition_steps`` steps.
+    With ``transition_steps=0`` it jumps to ``end_value`` at ``transition_begin`` (Optax stays at ``init_value``),
+    so ``linear_warmup(peak, 0)`` is the constant ``peak``."""
     _positive_int("linear_schedule", "transition_steps", transition_steps, allow_zero=True)
     _positive_int("linear_schedule", "transition_begin", transition_begin, allow_zero=True)
     return Linear(float(init_value), float(end_value), transition_steps, transition_begin)
