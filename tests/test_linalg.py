@@ -645,6 +645,13 @@ def test_vector_and_matrix_norm(dtype: type, rng: np.random.Generator) -> None:
         np.testing.assert_allclose(np.asarray(plain), np.linalg.matrix_norm(wide, ord=o), **tol)
         np.testing.assert_allclose(np.asarray(keep), np.linalg.matrix_norm(wide, ord=o, keepdims=True), **tol)
     np.testing.assert_allclose(np.asarray(default), np.linalg.matrix_norm(wide), **tol)
+    empty = np.zeros((2, 0, 3), dtype)  # max of no magnitudes is 0 (was -inf); a min of none is an error
+    _ = [np.testing.assert_array_equal(np.asarray(f(empty, ord=o)), g(empty, ord=o))
+         for f, g in ((LA.vector_norm, np.linalg.vector_norm), (LA.matrix_norm, np.linalg.matrix_norm))
+         for o in (np.inf, 2, 1)]
+    for f in (LA.vector_norm, LA.matrix_norm):
+        with pytest.raises(ts.ShapeError, match="test_linalg.py"):
+            f(empty, ord=-np.inf)
 
 
 def test_multi_dot_tensorinv_tensorsolve(rng: np.random.Generator) -> None:

@@ -261,12 +261,19 @@ def test_histogram_and_digitize_match_numpy(rng: np.random.Generator) -> None:
     _same(tnp.histogram(np.arange(10, dtype=np.int32), 3)[0], np.histogram(np.arange(10), 3)[0].astype(np.int32))
 
     @ts.program
-    def staged(a: Any, w: Any) -> Any:  # range from the staged data's min and max
-        return tnp.histogram(a, 8), tnp.histogram(a, edges, weights=w), tnp.digitize(a, edges)
+    def staged(a: Any, w: Any, ints: Any, zeros: Any) -> Any:  # range from the staged data's min and max
+        return (tnp.histogram(a, 8), tnp.histogram(a, edges, weights=w), tnp.digitize(a, edges),
+                [tnp.histogram(ints, b) for b in (7, 9, 10)], tnp.histogram(zeros, 10))
 
     # edges computed on device may differ from NumPy's in the last bit: data off the grid of edges
     a = rng.standard_normal(50)
-    (h, e), (hw, _), d = staged(a, w)
+    ints = np.array([3, 38, 28, 10, 17, 24, 31], np.float32)  # on NumPy's edges for 7 bins: were off by an ulp
+    (h, e), (hw, _), d, on_edges, (hz, ez) = staged(a, w, ints, np.zeros(3, np.float32))
+    for (hi, ei), b in zip(on_edges, (7, 9, 10)):
+        _same(hi, np.histogram(ints, b)[0].astype(np.int32))
+        np.testing.assert_allclose(np.asarray(ei), np.histogram(ints, b)[1], rtol=1e-7)
+    _same(hz, np.histogram(np.zeros(3), 10)[0].astype(np.int32))  # all equal: the middle edge exactly 0
+    _same(ez, np.histogram(np.zeros(3), 10)[1].astype(np.float32))
     _same(h, np.histogram(a, 8)[0].astype(np.int32))
     np.testing.assert_allclose(np.asarray(e), np.histogram(a, 8)[1], rtol=1e-15)
     np.testing.assert_allclose(np.asarray(hw), np.histogram(a, edges, weights=w)[0], rtol=1e-12)
@@ -279,6 +286,14 @@ def test_histogram_and_digitize_match_numpy(rng: np.random.Generator) -> None:
             _same(ts.program(lambda x, b: tnp.digitize(x, b, right=right))(x, bins),
                   np.digitize(x, bins, right=right).astype(np.int32))  # staged bins: direction found at run time
     _same(tnp.digitize(np.array([1, 5, 9], np.int32), [0, 5, 10]), [1, 2, 2])
+    u8 = np.array([0, 1, 2, 5], np.uint8)  # decreasing unsigned bins: np.diff wrapped around, read as increasing
+    _same(tnp.digitize(u8, [4, 2, 0]), np.digitize(u8, np.array([4, 2, 0], np.uint8)).astype(np.int32))
+    _same(tnp.digitize(u8, np.array([4, 2, 2, 0], np.uint8), right=True),
+          np.digitize(u8, np.array([4, 2, 2, 0], np.uint8), right=True).astype(np.int32))
+    _same(tnp.digitize(u8, []), np.zeros(4, np.int32))  # no bins: no float dtype to complain about
+    h, e = tnp.histogram(np.arange(5, dtype=np.int32), np.array([0.0, 2.5, 4.0]))  # ints take the edges' dtype
+    _same(h, [3, 2])
+    assert np.asarray(e).dtype == np.float64
 
 
 def test_select_choose_piecewise_match_numpy(rng: np.random.Generator) -> None:

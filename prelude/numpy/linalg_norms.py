@@ -20,7 +20,7 @@ from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import float_operand, normalize_axes, op, shape_error, wrap
+from ._core import as_tensor, describe, float_operand, normalize_axes, op, shape_error, wrap
 
 DT = TypeVar("DT", bound=DType)
 Sh = TypeVarTuple("Sh")
@@ -115,6 +115,11 @@ def vector_norm(
     axes = normalize_axes("vector_norm", axis, t)
     a = t.atom
     out = _vector_norm(a, ord, axes)
+    if math.prod(a.aval.shape[k] for k in axes) == 0 and ord in (math.inf, -math.inf):  # the max of no magnitudes: 0
+        if ord < 0:
+            raise shape_error("vector_norm", f"ord=-inf over an empty axis of {describe(t)} has no value (a minimum "
+                              "over no elements)")
+        out = S.full_like(out, 0)
     return wrap(_kept(out, a, axes) if keepdims else out)
 
 
@@ -128,4 +133,13 @@ def matrix_norm(
     if t.aval.ndim < 2:
         raise shape_error("matrix_norm", f"needs a (batch of) matrices, got {t.aval}")
     nd = t.aval.ndim
+    rows, cols = t.aval.shape[-2:]
+    if rows * cols == 0 and not isinstance(ord, str) and ord in (2, -2, 1, -1, math.inf, -math.inf):
+        # an empty matrix: the max (ord > 0) or min of no sums or singular values, as NumPy: 0, or an error
+        picked = 0 if ord in (2, -2) else (cols if ord in (1, -1) else rows)
+        if picked == 0 and ord < 0:
+            raise shape_error("matrix_norm", f"ord={ord!r} of the empty matrices of {describe(t)} has no value (a "
+                              "minimum over no elements)")
+        if picked == 0:
+            return wrap(S.full_like(as_tensor(norm(t, "fro", (nd - 2, nd - 1), keepdims)).atom, 0))
     return norm(t, ord, (nd - 2, nd - 1), keepdims)

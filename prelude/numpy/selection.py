@@ -712,14 +712,24 @@ def _edges_atom(name: str, x: Atom, spec: Any) -> Atom:
         if x.aval.size == 0:
             return literal(_static_edges(name, n, 0.0, 1.0, x.aval.dtype), x.aval.dtype)
         flat = _flat(x)
-        lo, hi = R.reduce_min(flat, (0,)), R.reduce_max(flat, (0,))
+        # NumPy's linspace (i * step + lo), in f64 and then rounded as NumPy's: in f32 the compiler's
+        # reciprocal-multiply and fma put a quarter of the edges an ulp off, and data on them in the next bin
+        dtype = x.aval.dtype
+        wide = np.dtype(np.float64)
+
+        def widened(v: Atom) -> Atom:
+            return v if dtype == wide else E.convert(v, wide)
+
+        lo, hi = widened(R.reduce_min(flat, (0,))), widened(R.reduce_max(flat, (0,)))
+        step = E.div(E.sub(hi, lo), E.scalar(float(n), lo))
+        edges = E.add(E.mul(E.convert(_iota(n + 1), wide), step), lo)
+        # all data equal to v: the range is v -+ 0.5, and v itself an edge (for even n) exactly, as in NumPy
         same = E.eq(lo, hi)
-        half = E.scalar(0.5, lo)
-        lo, hi = E.select(same, E.sub(lo, half), lo), E.select(same, E.add(hi, half), hi)
-        # lo + (i * span) / n, not lo + i * step: the compiler may fuse a multiply-add into an fma, whose single
-        # rounding puts edges a hair off exact values (0 at 7e-9), and data on an edge in the wrong bin
-        steps = E.convert(_iota(n + 1), x.aval.dtype)
-        edges = E.add(E.div(E.mul(steps, E.sub(hi, lo)), E.scalar(float(n), lo)), lo)
+        centred = E.add(literal(np.arange(n + 1) / n - 0.5, wide), S.broadcast_to(lo, edges.aval))
+        edges = E.select(S.broadcast_to(same, edges.aval.with_dtype(_dt.BOOL)), centred, edges)
+        hi = E.select(same, E.add(hi, E.scalar(0.5, hi)), hi)
+        if dtype != wide:
+            edges, hi = E.convert(edges, dtype), E.convert(hi, dtype)
         last = E.eq(_iota(n + 1), literal(n, INDEX))
         return E.select(last, S.broadcast_to(hi, edges.aval), edges)  # the last edge exactly ``hi``, as linspace
     e = atom(spec, x.aval.dtype) if not isinstance(spec, Tensor) else as_tensor(spec).atom
@@ -895,6 +905,7 @@ def choose(a: AnyTensor, choices: Sequence[Any], out: None = None, mode: str = "
     return _choose(a, list(choices), mode)
 
 
+@_entry
 def piecewise(x: Tensor[DT, Unpack[Sh]], condlist: Any, funclist: Sequence[Any], *args: Any,
               **kw: Any) -> Tensor[DT, Unpack[Sh]]:
     """Piecewise-defined ``x``: where ``condlist[i]`` holds, ``funclist[i](x, *args, **kw)`` (or the constant);
