@@ -199,15 +199,7 @@ def conv_general_dilated(
     )
 
 
-@conv_general_dilated_p.def_jvp
-def _conv_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
-    lhs, rhs = primals
-    tl, tr = tangents
-    if not dtypes.is_float(outs[0].aval.dtype):
-        return (Zero(outs[0].aval),)
-    left: MaybeZero = Zero(outs[0].aval) if isinstance(tl, Zero) else bind(conv_general_dilated_p, tl, rhs, **params)
-    right: MaybeZero = Zero(outs[0].aval) if isinstance(tr, Zero) else bind(conv_general_dilated_p, lhs, tr, **params)
-    return (E.add_tangents(left, right),)
+conv_general_dilated_p.def_jvp(E.bilinear_jvp(conv_general_dilated_p))
 
 
 def _split_groups(x: Atom, spec: tuple[int, ...], groups: int, axis: int) -> tuple[Atom, int]:

@@ -98,6 +98,22 @@ def add_tangents(a: MaybeZero, b: MaybeZero) -> MaybeZero:
     return add(a, b)  # type: ignore[arg-type]
 
 
+def bilinear_jvp(prim: Primitive) -> Any:
+    """The JVP rule of a primitive bilinear in its two operands (dot_general, convolution): ``f(t_lhs, rhs) +
+    f(lhs, t_rhs)`` with the same params, symbolic zeros skipped; integer results have no tangent."""
+
+    def rule(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
+        lhs, rhs = primals
+        tl, tr = tangents
+        if not dtypes.is_float(outs[0].aval.dtype):
+            return (Zero(outs[0].aval),)
+        left: MaybeZero = Zero(outs[0].aval) if isinstance(tl, Zero) else bind(prim, tl, rhs, **params)
+        right: MaybeZero = Zero(outs[0].aval) if isinstance(tr, Zero) else bind(prim, lhs, tr, **params)
+        return (add_tangents(left, right),)
+
+    return rule
+
+
 def scale(t: MaybeZero, factor: Atom) -> MaybeZero:
     return t if is_zero(t) else mul(t, factor)  # type: ignore[arg-type]
 

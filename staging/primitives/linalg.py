@@ -73,15 +73,7 @@ def dot_general(lhs: Atom, rhs: Atom, contracting: Dims, batch: Dims = ((), ()))
     return bind(dot_general_p, lhs, rhs, contracting=c, batch=b)  # type: ignore[no-any-return]
 
 
-@dot_general_p.def_jvp
-def _dot_general_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
-    lhs, rhs = primals
-    tl, tr = tangents
-    if not dtypes.is_float(outs[0].aval.dtype):
-        return (Zero(outs[0].aval),)
-    left: MaybeZero = Zero(outs[0].aval) if isinstance(tl, Zero) else bind(dot_general_p, tl, rhs, **params)
-    right: MaybeZero = Zero(outs[0].aval) if isinstance(tr, Zero) else bind(dot_general_p, lhs, tr, **params)
-    return (E.add_tangents(left, right),)
+dot_general_p.def_jvp(E.bilinear_jvp(dot_general_p))
 
 
 def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims, batch: Dims) -> Atom:
