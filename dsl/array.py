@@ -179,6 +179,8 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
         from .dtypes import to_numpy
 
         return np.asarray(x, dtype=to_numpy(dtype))
+    if isinstance(x, np.generic):  # NumPy scalars keep their dtype (np.float64 is also a Python float)
+        return as_host_array(np.asarray(x))
     if isinstance(x, bool):
         return np.asarray(x, dtype=np.bool_)
     if isinstance(x, int):

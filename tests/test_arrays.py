@@ -50,6 +50,25 @@ def test_big_endian_host_data_is_converted_not_misread(dtype: str, rng: np.rando
     np.testing.assert_array_equal(np.asarray(tnp.add(swapped * 2, swapped[0])), expected)
 
 
+@pytest.mark.parametrize(("value", "dtype"), [
+    (0, np.int32), (-7, np.int32), (1.5, np.float32), (True, np.bool_), ([1, 2], np.int32), ([[1.0], [2.5]], np.float32),
+    (np.float64(2.0), np.float64), (np.float32(3.0), np.float32), (np.int64(4), np.int64),
+    (np.arange(3, dtype=np.int16), np.int16),
+], ids=repr)
+def test_asarray_gives_one_dtype_eagerly_and_staged(value: object, dtype: type) -> None:
+    """Python ints and floats are i32 and f32 in both modes (a staged ``tnp.asarray(0)`` used to be i64, so a
+    loop counter built from it was 64-bit); NumPy scalars and arrays keep their dtype."""
+    staged = []
+
+    def build(x: ts.Array) -> ts.Array:
+        staged.append(tnp.asarray(value).dtype)
+        return x
+
+    ts.program(build).stage(np.zeros(1, np.float32))
+    assert tnp.asarray(value).dtype == np.dtype(dtype)
+    assert staged == [np.dtype(dtype)]
+
+
 def test_computation_on_bf16_round_trips(rng: np.random.Generator) -> None:
     host = rng.standard_normal(8).astype(ml_dtypes.bfloat16)
     doubled = np.asarray(ts.device_put(host) * 2)

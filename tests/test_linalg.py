@@ -649,9 +649,13 @@ def test_vector_and_matrix_norm(dtype: type, rng: np.random.Generator) -> None:
     _ = [np.testing.assert_array_equal(np.asarray(f(empty, ord=o)), g(empty, ord=o))
          for f, g in ((LA.vector_norm, np.linalg.vector_norm), (LA.matrix_norm, np.linalg.matrix_norm))
          for o in (np.inf, 2, 1)]
+    for o in (np.inf, 2, 1):  # norm over one empty axis agrees (ord=inf gave -inf before)
+        np.testing.assert_array_equal(np.asarray(LA.norm(empty, ord=o, axis=1)), np.linalg.norm(empty, ord=o, axis=1))
     for f in (LA.vector_norm, LA.matrix_norm):
         with pytest.raises(ts.ShapeError, match="test_linalg.py"):
             f(empty, ord=-np.inf)
+    with pytest.raises(ts.ShapeError, match="norm: ord=-inf over an empty axis of f32"):
+        LA.norm(np.zeros(0, np.float32), ord=-np.inf)
 
 
 def test_multi_dot_tensorinv_tensorsolve(rng: np.random.Generator) -> None:

@@ -80,6 +80,11 @@ def test_integer_operands_and_constructors(rng: np.random.Generator) -> None:
     rows, cols = tnp.triu_indices_from(ts.asarray(x), 1)
     np.testing.assert_array_equal(np.asarray(ts.asarray(x)[rows, cols]), x[np.triu_indices_from(x, 1)])
     assert np.asarray(tnp.tril_indices_from(x)[0]).dtype == np.int32
+    for small in (np.int8, np.uint8, np.int16):  # vecdot keeps small integer dtypes, wrapping as NumPy does
+        a = rng.integers(0, 90, (3, 40)).astype(small)
+        got = tnp.vecdot(a, a[0])
+        assert got.dtype == small
+        np.testing.assert_array_equal(np.asarray(got), np.vecdot(a, a[0]))
 
 
 def test_dim_names_survive_where_axes_do() -> None:

@@ -94,6 +94,24 @@ def test_bits_split_and_fold_in_match_the_numpy_reference() -> None:
     assert np.asarray(ts.random.fold_in(key, 7)).tolist() == [a[0], b[0]]
 
 
+def test_fold_in_of_64_bit_data_keeps_the_high_word() -> None:
+    """Data in [-2**31, 2**32) folds like the same Python int (and like jax.random.fold_in); 64-bit values past
+    that fold their high word in as well, so 2**32 does not alias 0 (jax truncates it)."""
+    key = ts.random.key(3)
+    host = np.asarray(key)
+    for value in (5, -1, 2**32 - 1):
+        expected = np.asarray(ts.random.fold_in(key, value)).tolist()
+        for dtype in (np.int64, np.int32, np.uint32):
+            if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+                assert np.asarray(ts.random.fold_in(key, ts.asarray(dtype(value)))).tolist() == expected
+    for value in (2**32, 2**40 + 9, -(2**31) - 1, -(2**62)):
+        word = np.asarray([value], np.int64).view(np.uint32)  # little-endian: (low, high)
+        a, b = _threefry_np(int(host[0]), int(host[1]), word[1:2], word[0:1])
+        assert np.asarray(ts.random.fold_in(key, ts.asarray(np.int64(value)))).tolist() == [a[0], b[0]]
+        assert np.asarray(ts.random.fold_in(key, ts.asarray(np.int64(value)))).tolist() != (
+            np.asarray(ts.random.fold_in(key, int(word[0]))).tolist())
+
+
 def test_same_numbers_inside_and_outside_programs() -> None:
     class Rows(Dim, size=4): ...
 

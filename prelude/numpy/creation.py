@@ -179,9 +179,12 @@ def array(x: Any, dtype: type[DType] | Any = None) -> AnyTensor:
 
 @op
 def _array(x: Any, dtype: type[DType] | Any) -> AnyTensor:
-    """A host value as a graph constant (the op wrapper names ``array`` in errors about ``x``)."""
-    host = np.asarray(x)
-    return wrap(literal(host, _dtype(dtype, _dt.canonical(host.dtype))))
+    """A host value as a graph constant (the op wrapper names ``array`` in errors about ``x``), of the dtype the
+    eager ``asarray`` gives it: Python ints and floats are i32 and f32 here too."""
+    from ...array import as_host_array
+
+    host = as_host_array(x) if dtype is None else np.asarray(x)
+    return wrap(literal(host, _dtype(dtype, host.dtype)))
 
 
 def _astype(x: AnyTensor, dtype: Any) -> AnyTensor:

@@ -30,7 +30,12 @@ def _sqrt(x: Atom) -> Atom:
     return bind(E.sqrt_p, x)  # type: ignore[no-any-return]
 
 
-def _vector_norm(x: Atom, ord: Any, axes: tuple[int, ...]) -> Atom:  # noqa: A002 - NumPy's name
+def _vector_norm(op_name: str, x: Atom, ord: Any, axes: tuple[int, ...]) -> Atom:  # noqa: A002 - NumPy's name
+    if ord in (math.inf, -math.inf) and math.prod(x.aval.shape[k] for k in axes) == 0:
+        if ord < 0:
+            raise shape_error(op_name, f"ord=-inf over an empty axis of {x.aval} has no value (a minimum over "
+                              "no elements)")
+        return S.full_like(R.reduce_sum(x, axes), 0)  # the largest of no magnitudes, as NumPy: 0
     magnitude = E.abs(x)
     if ord is None or ord == 2:
         return _sqrt(R.reduce_sum(E.mul(x, x), axes))
@@ -94,7 +99,7 @@ def norm(
     else:
         axes = normalize_axes("norm", axis, t, allow_none=False)
     if len(axes) == 1 or (ord is None and axis is None):
-        out = _vector_norm(a, ord, axes)
+        out = _vector_norm("norm", a, ord, axes)
     elif len(axes) == 2:
         out = _matrix_norm(a, ord, *axes)
     else:
@@ -114,12 +119,7 @@ def vector_norm(
         raise ValueError(f"invalid norm order {ord!r} for vectors")
     axes = normalize_axes("vector_norm", axis, t)
     a = t.atom
-    out = _vector_norm(a, ord, axes)
-    if math.prod(a.aval.shape[k] for k in axes) == 0 and ord in (math.inf, -math.inf):  # the max of no magnitudes: 0
-        if ord < 0:
-            raise shape_error("vector_norm", f"ord=-inf over an empty axis of {describe(t)} has no value (a minimum "
-                              "over no elements)")
-        out = S.full_like(out, 0)
+    out = _vector_norm("vector_norm", a, ord, axes)
     return wrap(_kept(out, a, axes) if keepdims else out)
 
 

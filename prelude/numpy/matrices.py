@@ -347,7 +347,9 @@ def vecdot(x1: AnyTensor, x2: AnyTensor, axis: int = -1) -> AnyTensor:
         raise shape_error("vecdot", f"needs vectors, got {describe(x)} and {describe(y)}")
     product = multiply(x, y)
     (k,) = normalize_axes("vecdot", axis, product)
-    return _sum(product, axis=k)
+    total = _sum(product, axis=k)
+    # sum widens small integers; NumPy's vecdot keeps the operands' dtype (the same low bits, so the same wrap)
+    return total if total.dtype == dtype else total.astype(dtype)
 
 
 @op

@@ -26,7 +26,7 @@ from ..numpy.linalg_decompositions import cholesky, eigh
 from ..numpy.linalg_svd import svd
 from ..numpy._core import ShapeLike, as_tensor, describe, op, parse_shape, shape_error, wrap
 from ._distributions import _float_dtype, _uniform, normal
-from ._keys import AnyTensor, Key, check_key, fold_in, split
+from ._keys import AnyTensor, Key, check_key, split
 from ._params import float_dtypes, open_uniform, param, sample_shape
 
 
@@ -189,12 +189,14 @@ def log_gamma_sample(op_name: str, key: Key, alpha: Any, sizes: tuple[int, ...])
     dtype = as_tensor(safe).aval.dtype
 
     def more(carry: Any) -> Any:
-        rounds, _, done = carry
+        rounds, _, done, _ = carry
         return logical_and(rounds < _GAMMA_ROUNDS, any_(logical_not(done)))
 
     def body(carry: Any) -> Any:
-        rounds, logx, done = carry
-        k1, k2 = split(fold_in(loop_key, rounds))
+        rounds, logx, done, round_key = carry
+        # The key is carried, not ``fold_in(loop_key, rounds)``: jaxlib 0.11's CPU compiler never finishes a
+        # loop whose bounded condition meets random bits derived from the counter.
+        next_key, k1, k2 = split(round_key, 3)
         z = as_tensor(normal(k1, sizes, dtype))
         u = open_uniform(op_name, k2, sizes, dtype)
         v = (1.0 + c * z) ** 3
@@ -202,12 +204,12 @@ def log_gamma_sample(op_name: str, key: Key, alpha: Any, sizes: tuple[int, ...])
         logv = log(where(positive, v, 1.0))
         accept = logical_and(positive, log(u) < 0.5 * z * z + d - d * v + d * logv)
         new = logical_and(accept, logical_not(done))
-        return rounds + 1, where(new, log(d) + logv, logx), logical_or(done, accept)
+        return rounds + 1, where(new, log(d) + logv, logx), logical_or(done, accept), next_key
 
-    init = (wrap(E.convert(as_tensor(0).atom, np.dtype(np.int32))), as_tensor(param(nan, dtype, sizes)),
-            as_tensor(logical_not(valid)))
+    init = (as_tensor(np.int32(0)), as_tensor(param(nan, dtype, sizes)),
+            as_tensor(logical_not(valid)), loop_key)
     logx: Any
-    _, logx, _ = while_loop(more, body, init)
+    _, logx, _, _ = while_loop(more, body, init)
     boost = log(open_uniform(op_name, boost_key, sizes, dtype)) / safe
     logx = where(safe < 1.0, logx + boost, logx)
     # Holding the accepted draws fixed would give a biased derivative: refuse to give one.

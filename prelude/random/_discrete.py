@@ -18,7 +18,7 @@ from ..numpy._core import ShapeLike, as_tensor, describe, dtype_error, normalize
 from ..numpy.linalg_decompositions import qr
 from ._continuous import gumbel
 from ._distributions import _float_dtype, _uniform, bernoulli, normal, randint
-from ._keys import AnyTensor, Key, check_key, fold_in, split
+from ._keys import AnyTensor, Key, check_key, split
 from ._params import float_dtypes, log_gamma, open_uniform, param, sample_shape
 from ._permutation import permutation
 
@@ -65,12 +65,12 @@ def _poisson_large(key: Key, lam: Any, sizes: tuple[int, ...]) -> Any:
     vr = 0.9277 - 3.6224 / (b - 2.0)
 
     def more(carry: Any) -> Any:
-        rounds, _, done = carry
+        rounds, _, done, _ = carry
         return logical_and(rounds < _PTRS_ROUNDS, any_(logical_not(done)))
 
     def body(carry: Any) -> Any:
-        rounds, out, done = carry
-        ku, kv = split(fold_in(key, rounds))
+        rounds, out, done, round_key = carry
+        next_key, ku, kv = split(round_key, 3)  # carried, not folded from ``rounds``: see log_gamma_sample
         u = open_uniform("poisson", ku, sizes, dtype) - 0.5
         v = open_uniform("poisson", kv, sizes, dtype)
         us = 0.5 - abs_(u)
@@ -82,10 +82,11 @@ def _poisson_large(key: Key, lam: Any, sizes: tuple[int, ...]) -> Any:
         rhs = -lam + kk * loglam - log_gamma(kk + 1.0)
         accept = logical_or(quick, logical_and(logical_not(reject), lhs <= rhs))
         new = logical_and(accept, logical_not(done))
-        return rounds + 1, where(new, k, out), logical_or(done, accept)
+        return rounds + 1, where(new, k, out), logical_or(done, accept), next_key
 
-    init = (as_tensor(np.int32(0)), as_tensor(param(-1.0, dtype, sizes)), as_tensor(param(False, np.dtype(bool), sizes)))
-    _, out, _ = while_loop(more, body, init)
+    init = (as_tensor(np.int32(0)), as_tensor(param(-1.0, dtype, sizes)), as_tensor(param(False, np.dtype(bool), sizes)),
+            key)
+    _, out, _, _ = while_loop(more, body, init)
     return out
 
 

@@ -155,7 +155,15 @@ def _fold_in(key: Key, data: Tensor[Any]) -> Key:
     if t.aval.ndim != 0 or not _dt.is_integer(t.aval.dtype):
         raise dtype_error("fold_in", f"data must be an integer scalar, got {describe(data)}")
     k0, k1 = key_words(atom)
-    first, second = threefry2x32(k0, k1, literal(0, U32), E.convert(t.atom, U32))
+    high: Atom = literal(0, U32)
+    if t.aval.dtype.itemsize == 8:
+        # Values past 32 bits fold their high word in too (truncated, 2**32 would give 0's key, as in jax);
+        # values in [-2**31, 2**32) fold like the same Python int, and like jax.
+        fits = E.lt(t.atom, literal(2**32, t.aval.dtype))
+        if _dt.is_signed(t.aval.dtype):
+            fits = bind(E.and_p, fits, bind(E.ge_p, t.atom, literal(-(2**31), t.aval.dtype)))
+        high = E.select(fits, high, E.convert(_shift_right(t.atom, 32), U32))
+    first, second = threefry2x32(k0, k1, high, E.convert(t.atom, U32))
     return wrap(make_key(first, second))
 
 
