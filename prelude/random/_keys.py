@@ -19,6 +19,7 @@ from ...staging.builder import bind, is_staging
 from ...staging.ir import Atom, DimName, literal
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
+from ...staging.primitives.remat import optimization_barrier
 from ...staging.primitives.slicing import concatenate, iota, slice_in_dim
 from ...tensor import Tensor
 from ..numpy._core import ShapeLike, as_tensor, describe, dtype_error, op, parse_shape, shape_error, wrap
@@ -69,10 +70,14 @@ def _counters(sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Atom:
 def bits_pair(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...]) -> tuple[Atom, Atom]:
     """Both Threefry output words for every element of the shape: 64 random bits each."""
     k0, k1 = key_words(key)
-    if not sizes:
-        return threefry2x32(k0, k1, literal(0, U32), literal(0, U32))
     # Counters below 2**32 have a zero high word; a rank-0 zero broadcasts against the low words.
-    return threefry2x32(k0, k1, literal(0, U32), _counters(sizes, names))
+    counters = _counters(sizes, names) if sizes else literal(0, U32)
+    high, low = threefry2x32(k0, k1, literal(0, U32), counters)
+    # The bits are materialized before any transform of them: XLA CPU (jaxlib 0.11) fuses Threefry's rounds with
+    # consumers such as erf_inv or lgamma inside bounded while loops into kernels whose LLVM optimization never
+    # finishes. Generating the bits costs far more than storing them, so the split costs no measurable time.
+    high, low = optimization_barrier([high, low])
+    return high, low
 
 
 def bits32(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Atom:
