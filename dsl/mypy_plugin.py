@@ -30,7 +30,7 @@ from mypy.plugin import (
     ReportConfigContext,
 )
 from mypy.types import AnyType, CallableType, FunctionLike, Instance, LiteralType, NoneType, TupleType, Type
-from mypy.types import TypeOfAny, UnpackType, get_proper_type
+from mypy.types import TypeOfAny, TypeType, UnpackType, get_proper_type
 
 from . import mypy_shapes
 from .mypy_shapes import (
@@ -391,13 +391,28 @@ def _reduce_result(ctx: MethodContext, shaped: Shaped, axis_pos: int, keep_pos: 
     dtype = shaped.dtype
     ret = get_proper_type(ctx.default_return_type)
     callee = str(get_proper_type(ctx.type))
-    if "Arg" in callee:
+    if "dtype" in ctx.callee_arg_names and ctx.arg_types[ctx.callee_arg_names.index("dtype")]:
+        given = _dtype_argument(ctx.arg_types[ctx.callee_arg_names.index("dtype")][0])
+        if given is None:
+            return ctx.default_return_type
+        dtype = given
+    elif "Arg" in callee:
         dtype = _named(ctx.api, "tensorstage.dtypes.i32") or dtype
     elif "Accumulating" in callee:
         dtype = _accumulator(ctx.api, dtype)
     elif isinstance(ret, Instance) and ret.args:
         dtype = ret.args[0] if not isinstance(get_proper_type(ret.args[0]), AnyType) else dtype
     return _result(ctx.api, dtype, dims, ctx.default_return_type)
+
+
+def _dtype_argument(typ: Type) -> Type | None:
+    """The dtype a ``dtype=`` argument names (``ts.f32`` is the class object), or None if not a dtype class."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, TypeType):
+        return proper.item
+    if isinstance(proper, CallableType) and proper.is_type_obj():
+        return proper.ret_type
+    return None
 
 
 _ACCUMULATORS = {f"tensorstage.dtypes.{narrow}": f"tensorstage.dtypes.{wide}"

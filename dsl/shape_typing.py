@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 DT = TypeVar("DT", bound=DType)
+RT = TypeVar("RT", bound=DType)  # a result dtype given as ``dtype=``
 FT = TypeVar("FT", bound=Floating)
 Shape = TypeVarTuple("Shape")
 S = TypeVarTuple("S")
@@ -77,6 +78,57 @@ class BoundReduction(Generic[DT, Unpack[Shape]]):
     def __call__(self, axis: OpenAxes | None = None, keepdims: bool = False) -> Tensor[DT, Unpack[AnyShape]]: ...
     def __call__(self, axis: Any = None, keepdims: bool = False) -> Any:
         return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims)
+
+
+class BoundAccumulatingReduction(BoundReduction[DT, Unpack[Shape]]):
+    """``x.sum`` / ``x.prod``: ``BoundReduction``'s overloads, and ``dtype=`` giving the result dtype."""
+
+    __slots__ = ()
+
+    @overload  # the same calls as BoundReduction, plus dtype=
+    def __call__(self, axis: None = None, keepdims: Literal[False] = False, *, dtype: type[RT]) -> Tensor[RT]: ...
+    @overload
+    def __call__(
+        self, axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False, *, dtype: type[RT]
+    ) -> Tensor[RT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]  # Tensor[DT, X, X] matches two positions alike
+        self: BoundAccumulatingReduction[DT, A, Unpack[S]], axis: type[A] | Literal[0],
+        keepdims: Literal[False] = False,
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundAccumulatingReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1],
+        keepdims: Literal[False] = False,
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundAccumulatingReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1],
+        keepdims: Literal[False] = False,
+    ) -> Tensor[DT, A, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundAccumulatingReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2],
+        keepdims: Literal[False] = False,
+    ) -> Tensor[DT, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self: BoundAccumulatingReduction[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2],
+        keepdims: Literal[False] = False,
+    ) -> Tensor[DT, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self: BoundAccumulatingReduction[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3],
+        keepdims: Literal[False] = False,
+    ) -> Tensor[DT, Unpack[S], B, C]: ...
+    @overload
+    def __call__(self, axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, axis: OpenAxes | None = None, keepdims: bool = False) -> Tensor[DT, Unpack[AnyShape]]: ...
+    def __call__(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Any:
+        return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 class BoundArgReduction(Generic[DT, Unpack[Shape]]):
@@ -140,13 +192,15 @@ class accumulating_method(reduction_method):  # noqa: N801
     @overload  # type: ignore[override]  # narrower dtypes map to wider results: the overloads differ on purpose
     def __get__(self, obj: None, owner: Any) -> Self: ...
     @overload
-    def __get__(self, obj: Tensor[NarrowSigned, Unpack[S]], owner: Any) -> BoundReduction[i32, Unpack[S]]: ...
+    def __get__(
+        self, obj: Tensor[NarrowSigned, Unpack[S]], owner: Any
+    ) -> BoundAccumulatingReduction[i32, Unpack[S]]: ...
     @overload
-    def __get__(self, obj: Tensor[u8, Unpack[S]], owner: Any) -> BoundReduction[u32, Unpack[S]]: ...
+    def __get__(self, obj: Tensor[u8, Unpack[S]], owner: Any) -> BoundAccumulatingReduction[u32, Unpack[S]]: ...
     @overload
-    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundAccumulatingReduction[DT, Unpack[S]]: ...
     def __get__(self, obj: Any, owner: Any) -> Any:
-        return super().__get__(obj, owner)
+        return self if obj is None else BoundAccumulatingReduction(obj, self.name)
 
 
 class arg_reduction_method:  # noqa: N801
@@ -235,8 +289,18 @@ class Reduction(Protocol):
 
 class AccumulatingReduction(Protocol):
     """``tnp.sum`` and ``tnp.prod``: ``Reduction``, except that bool, i8 and i16 operands give i32 results and u8
-    operands u32 (their axis overloads leave the shape open; the mypy plugin computes it)."""
+    operands u32 (their axis overloads leave the shape open; the mypy plugin computes it); ``dtype=`` gives the
+    result (and accumulation) dtype."""
 
+    @overload
+    def __call__(
+        self, x: Tensor[Any, Unpack[S]], axis: None = None, keepdims: Literal[False] = False, *, dtype: type[RT]
+    ) -> Tensor[RT]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[Any, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False, *,
+        dtype: type[RT],
+    ) -> Tensor[RT, Unpack[AnyShape]]: ...
     @overload
     def __call__(
         self, x: Tensor[NarrowSigned, Unpack[S]], axis: None = None, keepdims: Literal[False] = False

@@ -201,6 +201,29 @@ def test_narrow_integer_sums_accumulate_in_32_bits(rng: np.random.Generator) -> 
     np.testing.assert_array_equal(np.asarray(tnp.prod(ts.asarray(small), axis=1)), small.astype(np.int64).prod(axis=1))
 
 
+def test_sum_and_prod_with_a_dtype_accumulate_in_it_as_numpy(rng: np.random.Generator) -> None:
+    pixels = rng.integers(0, 256, size=(6, 40)).astype(np.uint8)
+    x = rng.standard_normal((6, 40)).astype(np.float32) * 3
+    small = rng.integers(-4, 5, size=(6, 5)).astype(np.int8)
+    cases = [
+        (lambda p, x, s: tnp.sum(p, dtype=ts.u8), lambda: np.sum(pixels, dtype=np.uint8)),  # wraps, as NumPy
+        (lambda p, x, s: p.sum(axis=1, dtype=ts.i64), lambda: pixels.sum(axis=1, dtype=np.int64)),
+        (lambda p, x, s: tnp.sum(x, axis=0, keepdims=True, dtype=ts.f64), lambda: x.sum(0, np.float64, keepdims=True)),
+        (lambda p, x, s: tnp.sum(x, dtype=ts.i32), lambda: np.sum(x, dtype=np.int32)),  # each element converted first
+        (lambda p, x, s: s.prod(axis=1, dtype=ts.i8), lambda: small.prod(axis=1, dtype=np.int8)),
+        (lambda p, x, s: tnp.prod(s, axis=0, dtype=ts.f32), lambda: small.prod(axis=0, dtype=np.float32)),
+        (lambda p, x, s: tnp.cumsum(p, axis=1, dtype=ts.u8), lambda: np.cumsum(pixels, axis=1, dtype=np.uint8)),
+    ]
+    staged = ts.program(lambda p, x, s: tuple(f(p, x, s) for f, _ in cases))(pixels, x, small)
+    for (fn, reference), got_staged in zip(cases, staged):
+        want = reference()
+        for got in (fn(ts.asarray(pixels), ts.asarray(x), ts.asarray(small)), got_staged):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    grads = ts.grad(lambda v: tnp.sum(v * v, dtype=ts.f64))(x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(grads), 2 * x.astype(np.float64), rtol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_half_precision_sums_and_means_accumulate_in_32_bits(dtype: str, rng: np.random.Generator) -> None:
     half = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16)

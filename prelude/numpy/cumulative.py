@@ -17,7 +17,7 @@ import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dims import Dim
-from ...dtypes import DType, bool_, i8, i16, i32, to_numpy, u8, u32
+from ...dtypes import DType, bool_, i8, i16, i32, u8, u32
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom, Aval
@@ -27,7 +27,6 @@ from ...staging.primitives import structural as S
 from ...tensor import Tensor, Traced
 from ._core import as_tensor, atom, describe, dtype_error, normalize_axes, op, result_dtype, shape_error, wrap
 from .reductions import _accumulator
-from .ufuncs import astype
 
 __all__ = [
     "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "diff", "ediff1d", "nancumprod",
@@ -115,12 +114,8 @@ def _scan_rec(x: Atom, axis: int, kind: str, combine: Combine) -> Atom:
 def _operand(name: str, a: Any, axis: Any, dtype: Any, kind: str) -> tuple[Traced[Any], int]:
     """The operand converted to its accumulation dtype, flattened for ``axis=None``, and the scan axis."""
     t = as_tensor(a)
-    if dtype is not None:
-        target = to_numpy(dtype)
-        if target != t.aval.dtype:
-            t = as_tensor(astype(t, target))
-    elif kind in ("sum", "prod"):
-        t = as_tensor(_accumulator(t))
+    if dtype is not None or kind in ("sum", "prod"):
+        t = as_tensor(_accumulator(t, dtype))
     if axis is None:
         return wrap(S.reshape(t.atom, (t.aval.size,), (None,))), 0
     if isinstance(axis, (tuple, list)):

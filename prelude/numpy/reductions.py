@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from typing_extensions import Unpack
 
+from ...dtypes import DType, to_numpy
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom
@@ -51,20 +52,27 @@ def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, a
 
 @as_accumulating_reduction
 @op
-def sum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:  # noqa: A001 - NumPy's name
-    return _reduce("sum", _summed, _accumulator(x), axis, keepdims)
+def sum(  # noqa: A001 - NumPy's name
+    x: AnyTensor, axis: Axis = None, keepdims: bool = False, *, dtype: type[DType] | Any = None
+) -> AnyTensor:
+    """NumPy's ``sum``; ``dtype`` (keyword): the elements are converted to it and summed in it."""
+    return _reduce("sum", _summed, _accumulator(x, dtype), axis, keepdims)
 
 
 @as_accumulating_reduction
 @op
-def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
-    return _reduce("prod", R.reduce_prod, _accumulator(x), axis, keepdims)
+def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False, *, dtype: type[DType] | Any = None) -> AnyTensor:
+    """NumPy's ``prod``; ``dtype`` (keyword): the elements are converted to it and multiplied in it."""
+    return _reduce("prod", R.reduce_prod, _accumulator(x, dtype), axis, keepdims)
 
 
-def _accumulator(x: Any) -> AnyTensor:
-    """Bools and integers narrower than 32 bits are summed in i32/u32, as JAX does: a u8 sum of 300 ones
-    is 300, not 44. Wider dtypes accumulate in their own type."""
+def _accumulator(x: Any, dtype: Any = None) -> AnyTensor:
+    """The operand in the type it is accumulated in: ``dtype`` when given; else bools and integers narrower than
+    32 bits in i32/u32, as JAX does (a u8 sum of 300 ones is 300, not 44), wider dtypes in their own type."""
     t = as_tensor(x)
+    if dtype is not None:
+        target = to_numpy(dtype)
+        return t if t.aval.dtype == target else wrap(E.convert(t.atom, target))
     dtype = t.aval.dtype
     if dtype == _dt.BOOL:
         return wrap(E.convert(t.atom, _dt.DEFAULT_INT))
