@@ -29,7 +29,7 @@ from .signature import (
 from .staging import dtypes as _dt
 from .staging.builder import _STACK as _STAGING
 from .staging.errors import DTypeError, ShapeError
-from .staging.ir import Aval, Graph, SourceLoc
+from .staging.ir import Aval, Graph, SourceLoc, shared_aval
 from .staging.source import user_location
 from .staging.typecheck import typecheck
 from .tensor import Tensor
@@ -61,6 +61,10 @@ def _leaf_aval(leaf: Any) -> Aval:
     return Aval((), host.dtype)
 
 
+# Leaf types that are dynamic and carry their own aval (``_is_dynamic`` and ``_leaf_aval`` say so, with more calls).
+_TYPED_LEAVES: frozenset[type] = frozenset({Spec, Array})
+
+
 def _static_key(leaf: Any) -> Hashable:
     return hashable_static_key(leaf, "static argument")
 
@@ -78,12 +82,13 @@ class Signature:
         weak: list[bool] = []
         layouts: list[tuple[tuple[int, ...], np.dtype[Any]]] = []
         for x in leaves:  # one pass: this runs per leaf of every staged or dispatched call
-            if _is_dynamic(x, scalars_dynamic):
-                aval = _leaf_aval(x)
+            kind = type(x)
+            if kind in _TYPED_LEAVES or _is_dynamic(x, scalars_dynamic):
+                aval = x.aval if kind in _TYPED_LEAVES else _leaf_aval(x)
                 dynamic.append(True)
                 statics.append(None)
                 avals.append(aval)
-                weak.append(type(x) in (float, int, bool))
+                weak.append(kind in (float, int, bool))
                 layouts.append((aval.shape, aval.dtype))
             else:
                 dynamic.append(False)
@@ -239,7 +244,8 @@ class Program(Generic[P, R]):
     def stage(self, *examples: Any, **dims: int) -> Staged[P, R]:
         """Stage for example arguments (arrays, ``ts.Spec``s, pytrees) or, without examples, dim sizes by name."""
         loc = user_location()
-        names, trees, _ = function_annotations(self.fn)
+        annotations = function_annotations(self.fn)  # read once: inspecting the signature and hints is slow
+        names, trees, _ = annotations
         args: list[Any] = list(examples)
         if len(args) < len(names):
             binder = DimBinder(dims, loc)
@@ -249,12 +255,23 @@ class Program(Generic[P, R]):
                     raise TypeError(f"stage(): parameter {name!r} has no Tensor annotation; pass an example for it")
                 args.append(build_from_specs(tree, lambda spec, where: Spec(*_spec_shape(binder, spec, where)), name))
         leaves, treedef = pytree.flatten((self._mark_static(tuple(args)), {}))
-        return self._stage_signature(Signature(treedef, leaves, self.scalars_dynamic), leaves, loc, dims)
+        signature = Signature(treedef, leaves, self.scalars_dynamic)
+        return self._stage_signature(signature, leaves, loc, dims, annotations)
 
     def _stage_signature(
-        self, signature: Signature, leaves: Sequence[Any], loc: SourceLoc | None, dims: dict[str, int] | None = None
+        self,
+        signature: Signature,
+        leaves: Sequence[Any],
+        loc: SourceLoc | None,
+        dims: dict[str, int] | None = None,
+        annotations: tuple[list[str], dict[str, Any], Any] | None = None,
     ) -> Staged[P, R]:
-        names, trees, return_tree = function_annotations(self.fn) if self.check_annotations else ([], {}, None)
+        """Stage for ``signature``; ``annotations``: ``function_annotations(self.fn)`` when the caller has it."""
+        if not self.check_annotations:
+            annotations = ([], {}, None)
+        elif annotations is None:
+            annotations = function_annotations(self.fn)
+        names, trees, return_tree = annotations
         binder = DimBinder(dims or {}, loc)
         specs: list[TensorSpec | None] = []
         if any(tree is not None for tree in trees.values()):  # else no leaf has an annotation to check or name
@@ -272,8 +289,9 @@ class Program(Generic[P, R]):
         specs.extend([None] * (len(leaves) - len(specs)))
         avals = list(signature.avals)
         where: list[str] | None = None  # leaf names, for annotated leaves' dim bindings and messages only
-        # Equal input types become one Aval object (avals are immutable), so the comparisons of every equation
-        # staged from them (memoized shape rules, same-type fast paths) succeed on identity.
+        # Equal input types become one Aval object (avals are immutable; ``shared_aval``: the one of earlier
+        # programs too), so the comparisons of every equation staged from them (memoized shape rules, same-type
+        # fast paths) succeed on identity.
         same: dict[tuple[Any, ...], Aval] = {}
         for i, aval in enumerate(avals):
             if aval is not None:
@@ -284,7 +302,10 @@ class Program(Generic[P, R]):
                     if where is None:
                         where = _leaf_names(signature.treedef, names)
                     typed = binder.aval_from_example(spec, aval, f"argument {where[i]}")
-                avals[i] = same.setdefault(typed._key, typed)
+                shared = same.get(typed._key)
+                if shared is None:
+                    shared = same[typed._key] = shared_aval(typed)
+                avals[i] = shared
         traced = trace_flat(_unwrap_static(self.fn), signature.treedef, leaves, signature.dynamic, avals, signature.weak)
         if traced.closure:
             raise ShapeError(

@@ -24,7 +24,11 @@ class TreeDef(NamedTuple):
     def num_leaves(self) -> int:
         if self.kind == "leaf":
             return 1
-        return sum(c.num_leaves for c in self.children)
+        children = self.children
+        leaves = children.count(LEAF)
+        if leaves == len(children):  # leaves only (a (w, b) pair): counted in one C call
+            return leaves
+        return sum([c.num_leaves for c in children])
 
     def __repr__(self) -> str:
         if self.kind == "leaf":
@@ -93,10 +97,11 @@ def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None
             return _new_treedef((name, None, (LEAF,) * len(tree)))
         if is_leaf is None:  # children that are tuples of known plain leaves ((w, b) pairs) without a call each
             nodes: list[TreeDef] = []
+            leaf_tuples = _LEAF_TUPLES
             for c in tree:
                 if type(c) is tuple and _PLAIN_LEAF_TYPES.issuperset(map(type, c)):
                     leaves.extend(c)
-                    nodes.append(_leaf_tuple(len(c)))
+                    nodes.append(leaf_tuples.get(len(c)) or _leaf_tuple(len(c)))
                 else:
                     nodes.append(_flatten(c, leaves, None))
             return _new_treedef((name, None, tuple(nodes)))
@@ -142,7 +147,16 @@ def _build(treedef: TreeDef, it: Any) -> Any:
         if len(children) < len(nodes):
             next(it)  # out of leaves: StopIteration, as the leaf-by-leaf walk raises
     else:
-        children = [_build(c, it) for c in nodes]
+        children = []
+        for c in nodes:
+            grand = c.children
+            if c.kind == "tuple" and grand.count(LEAF) == len(grand):  # a tuple of leaves ((w, b) pairs), no call
+                group = tuple(itertools.islice(it, len(grand)))
+                if len(group) < len(grand):
+                    next(it)  # out of leaves: StopIteration, as the leaf-by-leaf walk raises
+                children.append(group)
+            else:
+                children.append(_build(c, it))
     if kind == "tuple":
         return tuple(children)
     if kind == "list":

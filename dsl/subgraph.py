@@ -32,11 +32,21 @@ class Subgraph:
     out_tree: pytree.TreeDef
     arg_trees: tuple[pytree.TreeDef, ...]  # structure of each positional argument
     leaf_arg: tuple[int, ...]  # per graph input: positional index of its argument (-1: kwargs or closure)
-    leaf_names: tuple[str, ...]  # per graph input: where it came from, for messages
+    num_leaf_inputs: int  # graph inputs that are dynamic leaves (the closed-over values follow them)
+    # For ``leaf_names``: the flat leaves' dynamic flags and the positional arguments' names.
+    dynamic: tuple[bool, ...]
+    arg_names: tuple[str, ...]
 
     @property
-    def num_leaf_inputs(self) -> int:
-        return len(self.leaf_names)
+    def leaf_names(self) -> list[str]:
+        """Per leaf input: where it came from, for messages (made only when a message needs one)."""
+        paths: list[str] = []
+        for i, tree in enumerate(self.arg_trees):
+            count = tree.num_leaves
+            base = self.arg_names[i] if i < len(self.arg_names) else f"argument {i}"
+            paths.extend(base if count == 1 else f"{base} leaf {k}" for k in range(count))
+        paths.extend(["a keyword argument"] * (len(self.dynamic) - len(paths)))
+        return [path for path, is_dyn in zip(paths, self.dynamic) if is_dyn]
 
     def outputs(self, atoms: Sequence[Atom]) -> Any:
         return pytree.unflatten(self.out_tree, [wrap(a) for a in atoms])
@@ -72,33 +82,30 @@ def stage_subgraph(
     leaves, treedef = pytree.flatten((tuple(args), kwargs))
     arg_trees = treedef.children[0].children  # the structure of each positional argument
     owner: list[int] = []
-    paths: list[str] = []
     for i, tree in enumerate(arg_trees):
-        count = tree.num_leaves  # a property that walks the tree: compute it once per argument
-        owner.extend([i] * count)
-        base = names[i] if i < len(names) else f"argument {i}"
-        paths.extend(base if count == 1 else f"{base} leaf {k}" for k in range(count))
+        owner.extend([i] * tree.num_leaves)
     owner.extend([-1] * (len(leaves) - len(owner)))
-    paths.extend(["a keyword argument"] * (len(leaves) - len(paths)))
     dynamic: list[bool] = []
     avals: list[Aval | None] = []
     weak: list[bool] = []
     atoms: list[Atom] = []
     leaf_arg: list[int] = []
-    leaf_names: list[str] = []
-    for leaf, arg, path in zip(leaves, owner, paths):
-        is_dyn = is_tensor_leaf(leaf) or (arg in scalar_args and type(leaf) in (float, int, bool))
-        dynamic.append(is_dyn)
-        if is_dyn:
+    for leaf, arg in zip(leaves, owner):
+        if type(leaf) is Traced:  # the common leaf, as ``_leaf_atom`` reads it, without its calls
+            atom: Atom = leaf.atom
+            is_weak = False
+        elif is_tensor_leaf(leaf) or (arg in scalar_args and type(leaf) in (float, int, bool)):
             atom, is_weak = _leaf_atom(leaf)
-            atoms.append(atom)
-            avals.append(atom.aval)
-            weak.append(is_weak)
-            leaf_arg.append(arg)
-            leaf_names.append(path)
         else:
+            dynamic.append(False)
             avals.append(None)
             weak.append(False)
+            continue
+        dynamic.append(True)
+        atoms.append(atom)
+        avals.append(atom.aval)
+        weak.append(is_weak)
+        leaf_arg.append(arg)
     traced = trace_flat(fn, treedef, leaves, dynamic, avals, weak)
     return Subgraph(
         traced.graph,
@@ -106,7 +113,9 @@ def stage_subgraph(
         traced.out_tree,
         arg_trees,
         (*leaf_arg, *([-1] * len(traced.closure))),
-        tuple(leaf_names),
+        len(atoms),
+        tuple(dynamic),
+        tuple(names),
     )
 
 

@@ -81,13 +81,13 @@ def _trace_flat(
                 assert aval is not None
                 var = Var(aval)
                 inputs.append(var)
-                call_leaves.append(wrap(var, is_weak))
+                call_leaves.append(WeakTraced(var) if is_weak else Traced(var))
             else:
                 call_leaves.append(leaf)
         args, kwargs = pytree.unflatten(treedef, call_leaves)
         result = fn(*args, **kwargs)
         out_leaves, out_tree = pytree.flatten(result)
-        outputs = [_output_atom(x) for x in out_leaves]
+        outputs = [x.atom if type(x) is Traced else _output_atom(x) for x in out_leaves]  # staged values mostly
     graph, closure = dce_close_over(builder.graph(inputs, outputs))
     return TracedFunction(graph, out_tree, tuple(closure))
 

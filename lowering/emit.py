@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
 from ..staging import bounded, dtypes
 from ..staging.bounded import K, V
 from ..staging.builder import gc_paused
-from ..staging.ir import Atom, Aval, Graph, Literal, SourceLoc, scalar_aval
+from ..staging.ir import Atom, Aval, Equation, Graph, Literal, SourceLoc, scalar_aval
 from ..staging.primitive import Primitive
 
 
@@ -28,6 +28,16 @@ class Value(NamedTuple):
 
 # ``Value(name, aval, type)`` without the Python-level ``__new__`` NamedTuple generates: one C call (per op).
 _new_value: Callable[[tuple[str, Aval, str]], Value] = functools.partial(tuple.__new__, Value)
+# A Value's fields as a plain tuple: what ``graph_body`` keeps for the results it writes itself (most equations),
+# read by position there; made a Value only where one leaves it (operands of a rule, the body's results).
+ValueFields = tuple[str, Aval, str]
+_NAME: Final = 0
+_AVAL: Final = 1
+_TYPE: Final = 2
+
+
+def _as_value(fields: ValueFields) -> Value:
+    return fields if type(fields) is Value else _new_value(fields)
 
 LoweringRule = Callable[..., Sequence[Value]]
 LOWERINGS: dict[Primitive, LoweringRule] = {}
@@ -288,7 +298,7 @@ class Emitter:
 
     def graph_body(self, graph: Graph, args: Sequence[Value]) -> list[Value]:
         """Emit a graph's equations inline (used for the entry function and nested graphs in regions)."""
-        env: dict[Atom, Value] = dict(zip(graph.inputs, args, strict=True))  # atoms hash by identity
+        env: dict[Atom, ValueFields] = dict(zip(graph.inputs, args, strict=True))  # atoms hash by identity
         get = env.get
         saved = self.loc
         lowerings = LOWERINGS
@@ -299,9 +309,9 @@ class Emitter:
         append = self.lines.append
         indent = self.indent
         types = _TYPE_TEXT
-        new_value = _new_value
         locs = _LOC_TEXT
-        literal_operands: dict[tuple[Atom, tuple[int, ...]], Value] = {}  # (literal, result shape) -> its constant
+        # (literal, result shape) -> its constant
+        literal_operands: dict[tuple[Atom, tuple[int, ...]], ValueFields] = {}
         last_loc: object = graph  # no equation's location: the first equation sets ``self.loc``
         here = saved  # ``self.loc``, read per line
         for eqn in graph.eqns:
@@ -309,60 +319,69 @@ class Emitter:
             if loc is not last_loc:  # consecutive equations mostly share one user line
                 last_loc = loc
                 here = self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
-            # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
-            # constant (``shared_constant``: emitted at its first use in this block, located at that line).
-            ins: list[Value | None] = list(map(get, eqn.inputs))
+            inputs = eqn.inputs
             outputs = eqn.outputs
-            if None in ins:
-                if eqn.primitive in splats and len(outputs) == 1 and outputs[0].aval.shape:
+            # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
+            # constant. Most equations have one result and one or two operands: those are read one by one.
+            n = len(inputs)
+            ins: Sequence[ValueFields | None]
+            if len(outputs) == 1 and 0 < n <= 2:
+                a = get(inputs[0])
+                b = get(inputs[-1])  # ``a`` again for one operand
+                if a is None or b is None:
                     shape = outputs[0].aval.shape
-                    for position, atom in enumerate(eqn.inputs):
-                        if ins[position] is None:
-                            # Literals of Python numbers are shared objects: the literal and the result's shape
-                            # name the operand's constant without reading its bytes.
-                            key = (atom, shape)
-                            operand = literal_operands.get(key)
-                            if operand is None:
-                                operand = literal_operands[key] = self._splat_literal(atom, shape, env)
-                            ins[position] = operand
-                else:
-                    ins = [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
-            # Ops whose whole text follows from the op name, the params and the operands' types are written out
-            # here (``self.op(name, ins, (aval,), props)`` inlined): plain elementwise ops whose operands already
-            # have the result's shape, and ``PROPS_OPS`` (dot_general, broadcast_in_dim, ...) with one or two.
-            name: str | None = None
-            props: str | None = None
-            if len(outputs) == 1 and 0 < len(ins) <= 2:
-                plain = plain_ops.get(eqn.primitive)
-                if plain is not None:
-                    shape = outputs[0].aval.shape
-                    if ins[0].aval.shape == shape and (len(ins) == 1 or ins[1].aval.shape == shape):  # type: ignore[union-attr]
-                        name = plain
+                    if shape and eqn.primitive in splats:  # (``_with_constants``, inlined for one or two operands)
+                        if a is None:
+                            a = literal_operands.get((inputs[0], shape)) or self._splat_operand(
+                                inputs[0], shape, env, literal_operands
+                            )
+                        if b is None:
+                            b = literal_operands.get((inputs[-1], shape)) or self._splat_operand(
+                                inputs[-1], shape, env, literal_operands
+                            )
+                    else:
+                        constants = self._with_constants(eqn, [a, b] if n == 2 else [a], env, literal_operands)
+                        a, b = constants[0], constants[-1]
+                # Ops whose whole text follows from the op name, the params and the operands' types are written
+                # out here (``self.op(name, ins, (aval,), props)`` inlined): plain elementwise ops whose operands
+                # already have the result's shape, and ``PROPS_OPS`` (dot_general, broadcast_in_dim, ...).
+                aval = outputs[0].aval
+                props: str | None = None
+                name = plain_ops.get(eqn.primitive)
+                if name is not None:
+                    if a[_AVAL].shape != aval.shape or b[_AVAL].shape != aval.shape:
+                        name = None
                 else:
                     direct = props_ops.get(eqn.primitive)
                     if direct is not None:
                         props = direct[1](eqn.params)
                         if props is not None:
                             name = direct[0]
-            if name is not None:
-                aval = outputs[0].aval
-                counter[0] += 1
-                head = f"%{counter[0]}"
-                result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
-                attributes = f" <{{{props}}}>" if props is not None else ""
-                if len(ins) == 2:
-                    a, b = ins
-                    append(
-                        f'{indent}{head} = "{name}"({a.name}, {b.name}){attributes} : '  # type: ignore[union-attr]
-                        f"({a.type}, {b.type}) -> {result_type} {here}"  # type: ignore[union-attr]
-                    )
-                else:
-                    a = ins[0]
-                    append(
-                        f'{indent}{head} = "{name}"({a.name}){attributes} : ({a.type}) -> {result_type} {here}'  # type: ignore[union-attr]
-                    )
-                env[outputs[0]] = new_value((head, aval, result_type))
-                continue
+                if name is not None:
+                    counter[0] += 1
+                    head = f"%{counter[0]}"
+                    if a[_AVAL] is aval:  # elementwise results mostly are (shape rules)
+                        result_type = a[_TYPE]
+                    else:
+                        result_type = types.get((aval.shape, aval.dtype)) or tensor_type(aval)
+                    attributes = f" <{{{props}}}>" if props is not None else ""
+                    if n == 2:
+                        append(
+                            f'{indent}{head} = "{name}"({a[_NAME]}, {b[_NAME]}){attributes} : '
+                            f"({a[_TYPE]}, {b[_TYPE]}) -> {result_type} {here}"
+                        )
+                    else:
+                        append(
+                            f'{indent}{head} = "{name}"({a[_NAME]}){attributes} : ({a[_TYPE]}) -> {result_type} {here}'
+                        )
+                    env[outputs[0]] = (head, aval, result_type)
+                    continue
+                ins = [a, b] if n == 2 else [a]
+            else:
+                ins = list(map(get, inputs))
+                if None in ins:
+                    ins = self._with_constants(eqn, ins, env, literal_operands)
+            ins = [_as_value(v) for v in ins]  # type: ignore[arg-type]  # rules read fields by name
             rule = lowerings.get(eqn.primitive)
             if rule is None:
                 raise NotImplementedError(f"primitive {eqn.primitive.name} has no lowering rule")
@@ -376,16 +395,50 @@ class Emitter:
             for var, val in zip(outputs, outs, strict=True):
                 env[var] = val
         self.loc = saved
-        return [self.atom(a, env) for a in graph.outputs]
+        return [_as_value(get(a) or self.atom(a, env)) for a in graph.outputs]  # a literal as a constant
 
-    def _splat_literal(self, atom: Atom, shape: tuple[int, ...], env: dict[Atom, Value]) -> Value:
+    def _with_constants(
+        self,
+        eqn: Equation,
+        ins: Sequence[ValueFields | None],
+        env: dict[Atom, ValueFields],
+        literal_operands: dict[tuple[Atom, tuple[int, ...]], ValueFields],
+    ) -> list[ValueFields]:
+        """``eqn``'s operands ``ins`` (None for literals) with its literals as constants (``shared_constant``:
+        emitted at its first use in this block, located at that line)."""
+        outputs = eqn.outputs
+        if eqn.primitive in SPLAT_SCALAR_OPERANDS and len(outputs) == 1 and outputs[0].aval.shape:
+            shape = outputs[0].aval.shape
+            return [
+                v if v is not None else self._splat_operand(a, shape, env, literal_operands)
+                for v, a in zip(ins, eqn.inputs)
+            ]
+        return [v if v is not None else self.atom(a, env) for v, a in zip(ins, eqn.inputs)]
+
+    def _splat_operand(
+        self,
+        atom: Atom,
+        shape: tuple[int, ...],
+        env: dict[Atom, ValueFields],
+        literal_operands: dict[tuple[Atom, tuple[int, ...]], ValueFields],
+    ) -> ValueFields:
+        """The literal operand ``atom`` of an equation of ``SPLAT_SCALAR_OPERANDS`` whose result has ``shape``, as
+        a constant made once per body. Literals of Python numbers are shared objects: the literal and the result's
+        shape name the operand's constant without reading its bytes."""
+        key = (atom, shape)
+        value = literal_operands.get(key)
+        if value is None:
+            value = literal_operands[key] = self._splat_literal(atom, shape, env)
+        return value
+
+    def _splat_literal(self, atom: Atom, shape: tuple[int, ...], env: dict[Atom, ValueFields]) -> ValueFields:
         """A literal operand of an equation of ``SPLAT_SCALAR_OPERANDS`` whose result has ``shape`` (not rank 0):
         a rank-0 literal becomes a splat constant of that shape."""
         if isinstance(atom, Literal) and not atom.aval.shape:
             return self.splat(atom.value, Aval(shape, atom.aval.dtype))
         return self.atom(atom, env)
 
-    def atom(self, atom: Atom, env: dict[Atom, Value]) -> Value:
+    def atom(self, atom: Atom, env: dict[Atom, ValueFields]) -> ValueFields:
         if isinstance(atom, Literal):
             return self.constant(atom.value, atom.aval)
         return env[atom]
@@ -404,17 +457,21 @@ def module_text(
 
 def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: int, platform: str) -> str:
     emitter = Emitter(platform=platform)
-    args = [Value(f"%arg{i}", v.aval, tensor_type(v.aval)) for i, v in enumerate(graph.inputs)]
+    args = [_new_value((f"%arg{i}", v.aval, tensor_type(v.aval))) for i, v in enumerate(graph.inputs)]
     outs = emitter.graph_body(graph, args)
     emitter.loc = _loc_text(None)
     emitter.op("func.return", outs, [])
     donated_set = set(donated)
     aliases = _donation_aliases(graph, donated_set)
     params = ", ".join(
-        f"{a.name}: {a.type}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}" if i in aliases else "")
-        for i, a in enumerate(args)
+        [
+            f"{a.name}: {a.type}" + (f" {{tf.aliasing_output = {aliases[i]} : i32}}" if i in aliases else "")
+            for i, a in enumerate(args)
+        ]
+        if aliases
+        else [f"{a.name}: {a.type}" for a in args]
     )
-    results = ", ".join(tensor_type(a) for a in graph.out_avals)
+    results = ", ".join([tensor_type(a.aval) for a in graph.outputs])
     safe_name = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "tensorstage"
     header = (
         f"module @{safe_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {num_replicas} : i32}} {{\n"

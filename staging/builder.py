@@ -107,7 +107,8 @@ def bind(primitive: Primitive, *inputs: Atom, **params: Any) -> Any:
     try:  # abstract_eval, inlined: this runs per equation (one and two operands without building a list)
         n = len(inputs)
         if n == 2:
-            out = rule(inputs[0].aval, inputs[1].aval, **params)
+            # A plain call without params (elementwise ops, most equations): no keyword unpacking.
+            out = rule(inputs[0].aval, inputs[1].aval, **params) if params else rule(inputs[0].aval, inputs[1].aval)
         elif n == 1:
             out = rule(inputs[0].aval, **params)
         else:
@@ -130,7 +131,8 @@ def rebind(eqn: Equation, inputs: Sequence[Atom]) -> Any:
     old = eqn.inputs
     if len(inputs) == len(old):
         for new_atom, old_atom in zip(inputs, old):
-            if new_atom.aval is not old_atom.aval and new_atom.aval._key != old_atom.aval._key:
+            new_aval, old_aval = new_atom.aval, old_atom.aval
+            if new_aval is not old_aval and new_aval._key != old_aval._key:
                 break
         else:
             if not _STACK:

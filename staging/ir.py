@@ -35,24 +35,22 @@ class Aval:
     Two avals are equal when shape, dtype and names agree; names make ``(In=4)`` and ``(Out=4)`` different types.
     """
 
-    __slots__ = ("shape", "dtype", "dims", "_key", "_hash")
+    __slots__ = ("shape", "dtype", "dims", "ndim", "_key", "_hash")
 
     shape: tuple[int, ...]
     dtype: np.dtype[Any]
     dims: tuple[DimName, ...]
+    ndim: int  # ``len(shape)``: an attribute, not a property (ops and rules read it per equation)
 
     def __init__(
         self, shape: tuple[int, ...], dtype: np.dtype[Any], dims: Sequence[DimName] | None = None
     ) -> None:
         self.shape = shape
         self.dtype = dtype
-        self.dims = tuple(dims) if dims is not None else (None,) * len(shape)
+        self.ndim = len(shape)
+        self.dims = tuple(dims) if dims is not None else (None,) * self.ndim
         self._key = (shape, dtype, self.dims)
         self._hash = hash(self._key)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
 
     @property
     def size(self) -> int:
@@ -99,6 +97,20 @@ def scalar_aval(dtype: np.dtype[Any]) -> Aval:
         # Dtypes are few; the bound is for odd ones (byte orders, structured types).
         aval = remember(_SCALAR_AVALS, dtype, Aval((), dtype), 64)
     return aval
+
+
+_SHARED_AVALS: dict[tuple[Any, ...], Aval] = {}
+
+
+def shared_aval(aval: Aval) -> Aval:
+    """The one shared Aval object of ``aval``'s type (avals are immutable; bounded): the inputs of every program
+    staged for equal types are then one object, and so are the results memoized shape rules return for them,
+    so the comparisons of the equations staged from them (memoized rules, same-type fast paths) succeed on
+    identity, in later programs too."""
+    found = _SHARED_AVALS.get(aval._key)
+    if found is None:
+        return remember(_SHARED_AVALS, aval._key, aval, 4096)
+    return found if found.dtype is aval.dtype else aval  # ``is``: an equal dtype object stays as given
 
 
 def format_dims(shape: Sequence[int], dims: Sequence[DimName]) -> str:

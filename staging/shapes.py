@@ -81,6 +81,8 @@ def short(dtype: object) -> str:
 def check_sizes(op: str, shape: Sequence[object]) -> None:
     """Result sizes given as params must be non-negative Python ints: XLA rejects anything else unhelpfully."""
     for n in shape:
+        if type(n) is int and n >= 0:  # nearly every size: no isinstance tests
+            continue
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
             raise ShapeError(f"result sizes must be non-negative ints, got {tuple(shape)}", op)
 
@@ -97,7 +99,16 @@ def memoized_shape_rule(rule: F) -> F:
 
     @functools.wraps(rule)
     def cached(*avals: Any, **params: Any) -> Any:
-        key = (avals, tuple(params.items()))
+        # Keyed by the operands' type tuples, not the Aval objects: hashing and comparing those runs in C (an
+        # Aval's ``__hash__`` and ``__eq__`` are Python calls, and equal types of other graphs are other objects).
+        n = len(avals)
+        if n == 1:
+            types: Hashable = avals[0]._key
+        elif n == 2:
+            types = (avals[0]._key, avals[1]._key)
+        else:
+            types = tuple([a._key for a in avals])
+        key = (n, types, tuple(params.items()))
         try:
             out, same = cache[key]
         except KeyError:

@@ -11,7 +11,9 @@ from ...staging import dtypes
 from ...staging.ir import Aval, scalar_aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import reductions as R
-from ..emit import _TYPE_TEXT, Emitter, Value, _new_value, dense_attr, i64_array, lowers, remember, tensor_type
+from ..emit import (
+    _TYPE_TEXT, Emitter, Value, _new_value, cached_i64_array, dense_attr, i64_array, lowers, remember, tensor_type,
+)
 from .elementwise import compare
 
 
@@ -40,34 +42,37 @@ def _combiner(prim: Primitive, dtype: np.dtype[Any]) -> str:
 
 
 def _reduce_rule(prim: Primitive) -> Any:
-    # The identity's constant props and the combiner's name by dtype (a function of the dtype alone; bounded).
-    texts: dict[np.dtype[Any], tuple[str, str]] = {}
+    # The identity's constant props, the combiner's name and the scalar type by dtype (a function of the dtype
+    # alone; bounded).
+    texts: dict[np.dtype[Any], tuple[str, str, Aval]] = {}
 
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axes: Any) -> list[Value]:
         (x,) = args
         dtype = x.aval.dtype
-        scalar = scalar_aval(dtype)
         known = texts.get(dtype)
-        if known is None or scalar.dtype is not dtype:
+        if known is None or known[2].dtype is not dtype:  # ``is``: an equal dtype object stays as given
+            scalar = scalar_aval(dtype)
             init = em.scalar(_identity(prim, dtype), dtype)
             combiner = _combiner(prim, dtype)
             if scalar.dtype is dtype:
                 init_text = f"value = {dense_attr(np.asarray(_identity(prim, dtype), dtype=dtype), scalar)}"
-                remember(texts, dtype, (init_text, combiner), limit=64)
+                remember(texts, dtype, (init_text, combiner, scalar), limit=64)
         elif len(outs) == 1:
             # ``em.binary_region`` and ``em.op`` of the reduce, written out: the same lines (one reduce per
-            # broadcast's VJP and per sum).
+            # broadcast's VJP and per sum). The init constant and the axes' text are mostly at hand already.
             (out,) = outs
-            init = em.shared_constant(known[0], scalar)
+            scalar = known[2]
+            init = em.constants.get(known[0]) or em.shared_constant(known[0], scalar)
             t = init.type
             result_type = _TYPE_TEXT.get((out.shape, out.dtype)) or tensor_type(out)
+            dimensions = cached_i64_array(axes) or i64_array(axes)
             counter = em.counter
             n = counter[0]
             counter[0] = n + 4
             indent, loc = em.indent, em.loc
             em.lines.append(
                 f'{indent}%{n + 4} = "stablehlo.reduce"({x.name}, {init.name}) '
-                f"<{{dimensions = {i64_array(axes)}}}> ({{\n"
+                f"<{{dimensions = {dimensions}}}> ({{\n"
                 f"{indent}  ^bb0(%{n + 1}: {t}, %{n + 2}: {t}):\n"
                 f'{indent}    %{n + 3} = "{known[1]}"(%{n + 1}, %{n + 2}) : ({t}, {t}) -> {t} {loc}\n'
                 f'{indent}    "stablehlo.return"(%{n + 3}) : ({t}) -> () {loc}\n{indent}}}) : '
@@ -75,6 +80,7 @@ def _reduce_rule(prim: Primitive) -> Any:
             )
             return [_new_value((f"%{n + 4}", out, result_type))]
         else:
+            scalar = known[2]
             init = em.shared_constant(known[0], scalar)
             combiner = known[1]
         body = em.binary_region(combiner, scalar)

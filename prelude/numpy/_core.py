@@ -79,8 +79,8 @@ def _named(exc: Exception, op_name: str) -> Exception:
     return kind(text if loc is None else f"{text}\n  at {loc}")
 
 
-def wrap(atom: Atom) -> Traced[Any]:
-    return Traced(atom)
+# An op's result as a staged tensor: the class itself, not a function calling it (this runs per op staged).
+wrap: Callable[[Atom], Traced[Any]] = Traced
 
 
 def is_weak(x: object) -> bool:
@@ -130,7 +130,7 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
     for x in operands:
         kind = type(x)
         if kind is Traced:
-            dtype = x.aval.dtype
+            dtype = x.atom.aval.dtype  # not the ``aval`` property: one call less
             if common is None:
                 common = dtype
             elif dtype != common:

@@ -216,7 +216,11 @@ def reciprocal(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 
 
 def _float_unary(name: str, prim: Primitive) -> FloatUnary:
+    floats = _dt.FLOATS
+
     def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+        if type(x) is Traced and x.atom.aval.dtype in floats:  # what ``float_operand`` accepts, without its calls
+            return wrap(bind(prim, x.atom))
         return wrap(bind(prim, float_operand(name, x).atom))
 
     fn.__name__ = fn.__qualname__ = name

@@ -21,10 +21,11 @@ from ..shapes import check_dtype, elementwise_result, same_dtype
 from ..zeros import MaybeZero, Zero, is_zero
 from . import structural as S
 
-FLOAT = dtypes.FLOATS
-NUMERIC = dtypes.FLOATS | dtypes.INTEGERS
-INTEGRAL = dtypes.INTEGERS | {dtypes.BOOL}
-ANY = NUMERIC | {dtypes.BOOL}
+# Annotated: other families read these while the package's import cycle is still being resolved (mypy too).
+FLOAT: frozenset[np.dtype[Any]] = dtypes.FLOATS
+NUMERIC: frozenset[np.dtype[Any]] = dtypes.FLOATS | dtypes.INTEGERS
+INTEGRAL: frozenset[np.dtype[Any]] = dtypes.INTEGERS | {dtypes.BOOL}
+ANY: frozenset[np.dtype[Any]] = NUMERIC | {dtypes.BOOL}
 
 # ----------------------------------------------------------------------------------------------- helpers
 
@@ -171,7 +172,7 @@ def minimum(x: Atom, y: Atom) -> Atom:
 
 def _unbroadcast_scalar(ct: Atom, operand: Atom) -> Atom:
     """Cotangent of a rank-0 operand that was broadcast against a shaped one: sum it."""
-    if operand.aval.ndim == 0 and ct.aval.ndim > 0:
+    if not operand.aval.shape and ct.aval.shape:
         from . import reductions as R
 
         return R.reduce_sum(ct, tuple(range(ct.aval.ndim)))
@@ -189,9 +190,10 @@ def _binary_vjp(
             return (Zero(primals[0].aval), Zero(primals[1].aval))
         x, y = primals
         gx, gy = partials(ct, x, y, outs[0])
+        # ``_unbroadcast_scalar`` only where an operand is rank 0 (operands mostly have the result's shape)
         return (
-            _unbroadcast_scalar(gx, x) if (wants[0] and gx is not None) else Zero(x.aval),
-            _unbroadcast_scalar(gy, y) if (wants[1] and gy is not None) else Zero(y.aval),
+            (gx if x.aval.shape else _unbroadcast_scalar(gx, x)) if (wants[0] and gx is not None) else Zero(x.aval),
+            (gy if y.aval.shape else _unbroadcast_scalar(gy, y)) if (wants[1] and gy is not None) else Zero(y.aval),
         )
 
     return rule
@@ -364,9 +366,9 @@ def _unary(name: str, allowed: frozenset[Any], what: str, deriv: Callable[[Atom,
 
     def vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
         (ct,) = cts
-        if deriv is None or is_zero(ct) or not dtypes.is_float(outs[0].aval.dtype):
+        if deriv is None or isinstance(ct, Zero) or outs[0].aval.dtype not in FLOAT:  # (is_zero, is_float)
             return (Zero(primals[0].aval),)
-        return (mul(ct, deriv(primals[0], outs[0])),)  # type: ignore[arg-type]
+        return (mul(ct, deriv(primals[0], outs[0])),)
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)

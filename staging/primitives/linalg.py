@@ -82,7 +82,7 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
     It is a dot of ``ct`` with ``y`` contracting ``y``'s free axes; of the two operand orders, the one whose
     result needs no transpose into ``x``'s layout is used.
     """
-    key: tuple[Any, ...] | None = (x.ndim, y.aval.ndim, x_is_lhs, contracting, batch)
+    key: tuple[Any, ...] | None = (len(x.shape), len(y.aval.shape), x_is_lhs, contracting, batch)
     try:
         plan = _PLANS.get(key)
     except TypeError:  # axes given as lists

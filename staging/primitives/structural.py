@@ -16,6 +16,7 @@ from ..ir import Atom, Aval, DimName, literal
 from ..primitive import Primitive
 from ..shapes import check_sizes, memoized_shape_rule, unify_axis
 from ..zeros import MaybeZero, Zero
+from .. import primitives as _family  # reductions, read at call time: it builds on this module
 
 # ------------------------------------------------------------------------------------------ broadcast_in_dim
 
@@ -62,8 +63,16 @@ def broadcast_in_dim(
 
 def broadcast_to(x: Atom, aval: Aval) -> Atom:
     """Broadcast ``x`` (rank 0, or trailing-aligned with equal or unit sizes) to ``aval``'s shape and dim names."""
-    offset = aval.ndim - x.aval.ndim
-    return broadcast_in_dim(x, aval.shape, tuple(range(offset, aval.ndim)), aval.dims)
+    shape = aval.shape
+    if x.aval.shape == shape and x.aval.dims == aval.dims:  # the type asked for already: nothing to do
+        return x
+    rank = len(shape)
+    check_sizes("broadcast_in_dim", shape)
+    # ``broadcast_in_dim``'s bind, with the params already tuples (an operator broadcasting a bias runs this)
+    return bind(  # type: ignore[no-any-return]
+        broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=tuple(range(rank - len(x.aval.shape), rank)),
+        names=aval.dims,
+    )
 
 
 @broadcast_in_dim_p.def_jvp
@@ -96,10 +105,8 @@ def _broadcast_vjp(
         summed_axes = tuple(sorted(new_axes + stretched))
         if key is not None:
             remember(_BROADCAST_VJP_AXES, key, summed_axes, 1024)
-    if summed_axes:
-        from . import reductions as R
-
-        ct = R.reduce_sum(ct, summed_axes)
+    if summed_axes:  # sorted already: ``reduce_sum``'s bind, without sorting them again
+        ct = bind(_family.reductions.reduce_sum_p, ct, axes=summed_axes)
     return (reshape_like(ct, x.aval),)
 
 

@@ -11,9 +11,7 @@ for the value and once for the residuals).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 from .. import dtypes
 from ..builder import Builder, building, current, rebind
@@ -21,24 +19,16 @@ from ..dce import dce
 from ..ir import Atom, Equation, Graph, Var
 from ..primitives import elementwise as E
 from ..primitives import structural as S
-from ..zeros import MaybeZero, Zero, has_tangent
+from ..zeros import MaybeZero, Zero
 from .checks import conform
 
 Backward = Callable[[Sequence[MaybeZero], Sequence[bool]], "Sequence[MaybeZero | None]"]
 
 
-class _Active(NamedTuple):
-    eqn: Equation
-    ins: list[Atom]
-    outs: list[Atom]
-    wants: list[bool]
-    backward: Backward | None
-
-
-# ``_Active(...)`` without the Python-level ``__new__`` NamedTuple generates: one C call per active equation.
-_new_active: Callable[[tuple[Equation, list[Atom], list[Atom], list[bool], Backward | None]], _Active] = (
-    functools.partial(tuple.__new__, _Active)
-)
+# One active equation on the tape: the equation, its operands and outputs in the new graph, which operands are
+# active (they take cotangents), and the backward closure of a ``vjp_forward`` rule (else None). A plain tuple,
+# unpacked by the backward sweep.
+_Active = tuple[Equation, list[Atom], list[Atom], list[bool], "Backward | None"]
 
 
 def vjp_emit(
@@ -50,24 +40,33 @@ def vjp_emit(
     differentiate with respect to.
     """
     # Keyed by the graph's atoms themselves (they hash by identity); a literal is never in ``env`` or ``active``.
-    env: dict[Atom, Atom] = {}
-    active: set[Atom] = set()
-    for var, primal, want in zip(graph.inputs, primals, wants, strict=True):
-        env[var] = primal
-        if want and has_tangent(var.aval):
-            active.add(var)
+    env: dict[Atom, Atom] = dict(zip(graph.inputs, primals, strict=True))
+    floats = dtypes.FLOATS  # ``has_tangent``, inlined below
+    active: set[Atom] = {
+        var for var, want in zip(graph.inputs, wants, strict=True) if want and var.aval.dtype in floats
+    }
 
     builder = current() if graph.eqns else Builder()  # with no equations nothing is emitted here
     tape: list[_Active] = []
-    is_float = dtypes.is_float
     env_get = env.get
     is_active_atom = active.__contains__
     saved = builder.loc  # as ``located(eqn.loc)`` per equation, without a context manager or a try each
     try:
         for eqn in graph.eqns:
-            # Operands and activity with C-level maps: a literal reads as itself and is inactive.
-            ins = list(map(env_get, eqn.inputs, eqn.inputs))
-            in_active = list(map(is_active_atom, eqn.inputs))
+            # Operands and activity: a literal reads as itself and is inactive. One or two operands (most equations)
+            # are read one by one, others with C-level maps.
+            inputs = eqn.inputs
+            if len(inputs) == 2:
+                x, y = inputs
+                ins = [env_get(x, x), env_get(y, y)]
+                in_active = [x in active, y in active]
+            elif len(inputs) == 1:
+                x = inputs[0]
+                ins = [env_get(x, x)]
+                in_active = [x in active]
+            else:
+                ins = list(map(env_get, inputs, inputs))
+                in_active = list(map(is_active_atom, inputs))
             prim = eqn.primitive
             is_active = prim.differentiable and True in in_active
             backward: Backward | None = None
@@ -84,16 +83,16 @@ def vjp_emit(
                 var = outputs[0]
                 env[var] = outs[0]
                 if is_active:
-                    if is_float(var.aval.dtype):  # has_tangent, inlined
+                    if var.aval.dtype in floats:  # has_tangent, inlined
                         active.add(var)
-                    tape.append(_new_active((eqn, ins, outs, in_active, backward)))
+                    tape.append((eqn, ins, outs, in_active, backward))
                 continue
             for var, value in zip(outputs, outs, strict=True):
                 env[var] = value
-                if is_active and is_float(var.aval.dtype):
+                if is_active and var.aval.dtype in floats:
                     active.add(var)
             if is_active:
-                tape.append(_new_active((eqn, ins, outs, in_active, backward)))
+                tape.append((eqn, ins, outs, in_active, backward))
     finally:
         builder.loc = saved
 
@@ -108,8 +107,7 @@ def vjp_emit(
     for atom, ct in zip(graph.outputs, cts_out, strict=True):
         if not isinstance(ct, Zero) and isinstance(atom, Var):
             accumulate(atom, ct if ct.aval is atom.aval else conform("cotangent", ct, atom.aval))
-    for entry in reversed(tape):
-        eqn = entry.eqn
+    for eqn, ins, outs, wants_ct, backward in reversed(tape):
         # ``cts`` holds dense cotangents only: a missing entry is a Zero.
         if len(eqn.outputs) == 1:
             dense = cts.pop(eqn.outputs[0], None)
@@ -122,33 +120,32 @@ def vjp_emit(
                 continue
         builder.loc = eqn.loc if eqn.loc is not None else saved
         try:
-            result = _apply_rule(entry, out_cts)
-            for atom, in_ct, is_in_active in zip(eqn.inputs, result, entry.wants, strict=True):
+            if backward is not None:
+                result = backward(out_cts, wants_ct)
+            else:
+                rule = eqn.primitive.vjp
+                if rule is None:
+                    raise NotImplementedError(f"primitive {eqn.primitive.name} has no VJP rule (at {eqn.loc})")
+                result = rule(out_cts, ins, outs, wants_ct, **eqn.params)
+            for atom, in_ct, is_in_active in zip(eqn.inputs, result, wants_ct, strict=True):
                 # Inactive inputs (literals, constants) take no cotangent; a rule's result is still checked.
                 if in_ct is not None and not isinstance(in_ct, Zero):
                     aval = atom.aval  # conform's own check first, without its call and message when types agree
                     if in_ct.aval is not aval and in_ct.aval._key != aval._key:  # ``!=`` without its Python call
                         in_ct = conform(f"{eqn.primitive.name} VJP rule", in_ct, aval)
-                    if is_in_active:
-                        accumulate(atom, in_ct)
+                    if is_in_active:  # ``accumulate``, inlined: an input active when read is in ``active``
+                        previous = cts.get(atom)
+                        cts[atom] = in_ct if previous is None else E.add_tangents(previous, in_ct)
         finally:
             builder.loc = saved
-    in_cts = [_pop(cts, v) for v in graph.inputs]
+    pop = cts.pop
+    in_cts = [Zero(v.aval) if (found := pop(v, None)) is None else found for v in graph.inputs]  # ``_pop``, inlined
     return [env.get(a, a) for a in graph.outputs], in_cts
 
 
 def _pop(cts: dict[Atom, MaybeZero], var: Var) -> MaybeZero:
     found = cts.pop(var, None)
     return Zero(var.aval) if found is None else found
-
-
-def _apply_rule(entry: _Active, out_cts: Sequence[MaybeZero]) -> Sequence[MaybeZero | None]:
-    if entry.backward is not None:
-        return entry.backward(out_cts, entry.wants)
-    rule = entry.eqn.primitive.vjp
-    if rule is None:
-        raise NotImplementedError(f"primitive {entry.eqn.primitive.name} has no VJP rule (at {entry.eqn.loc})")
-    return rule(out_cts, entry.ins, entry.outs, entry.wants, **entry.eqn.params)  # type: ignore[no-any-return]
 
 
 def vjp_graph(graph: Graph, wants: Sequence[bool], ct_mask: Sequence[bool] | None = None) -> Graph:
@@ -176,4 +173,4 @@ def vjp_inline(
     (zeros materialized). Forward work the results do not need is left to the enclosing graph's DCE, which
     every staged function gets (``trace_flat``)."""
     outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
-    return outs, [S.instantiate(ct) for ct, w in zip(in_cts, wants) if w]
+    return outs, [S.instantiate(ct) if isinstance(ct, Zero) else ct for ct, w in zip(in_cts, wants) if w]
