@@ -13,7 +13,7 @@ from ...op_signatures import as_matmul
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import linalg as L
 from ...staging.primitives import structural as S
-from ...tensor import Tensor
+from ...tensor import Tensor, Traced
 from ._core import as_tensor, broadcast_shapes, describe, op, result_dtype, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -37,6 +37,11 @@ def _operands(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
 def matmul(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     """NumPy matmul: contracts the last axis of ``x`` with the second-to-last of ``y`` (the only one if 1-D);
     leading axes of two operands of rank >= 3 broadcast as batch axes."""
+    if type(x) is Traced and type(y) is Traced:  # two staged matrices of one dtype (a layer): no checks beyond these
+        a, b = x.atom, y.atom
+        sa, sb = a.aval.shape, b.aval.shape
+        if len(sa) == 2 == len(sb) and sa[1] == sb[0] and a.aval.dtype == b.aval.dtype:
+            return Traced(L.dot_general(a, b, ((1,), (0,))))
     a, b = _operands("matmul", x, y)
     ra, rb = a.aval.ndim, b.aval.ndim
     if a.aval.shape[-1] != b.aval.shape[max(rb - 2, 0)]:
