@@ -176,7 +176,7 @@ def test_errors_name_op_shapes_and_user_line() -> None:
         (lambda x: x[np.array([0, 5])], ["getitem", "index 5", "out of range"]),
         (lambda x: x[..., ...], ["getitem", "one ellipsis"]),
         (lambda x: x[x > 0], ["getitem", "boolean mask", "tnp.where"]),
-        (lambda x: x[np.array([True, False, True])], ["getitem", "boolean mask"]),
+        (lambda x: x[np.array([True, False])], ["getitem", "boolean mask of shape (2,)", "f32[3, 4]", "(sizes (3,))"]),
         (lambda x: x[1.5], ["getitem", "unsupported index"]),
         (lambda x: x[x], ["getitem", "must be integers", "f32[3, 4]"]),
         (lambda x: x[[0, 1], [[0, 1, 2]]], ["getitem", "do not broadcast"]),

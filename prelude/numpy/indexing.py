@@ -1,16 +1,22 @@
-"""NumPy indexing: ``x[index]`` and the functional updates ``x.at[index].set/add/mul/min/max/get``.
+"""NumPy indexing: ``x[index]`` and the functional updates ``x.at[index].set/add/subtract/mul/multiply/min/max/get``.
 
 Supported index items: ints (negative count from the end; out of range is an error), slices with any step,
-``None``, ``...``, integer arrays and lists (advanced indexing with NumPy's rule for where the advanced axes land:
-in place when the advanced items are adjacent, first otherwise; ints count as advanced items next to arrays),
-and staged integer scalars or arrays (dynamic indices).
+``None``, ``...``, integer arrays, lists and nested tuples (advanced indexing with NumPy's rule for where the
+advanced axes land: in place when the advanced items are adjacent, first otherwise; ints count as advanced items
+next to arrays), static boolean masks (NumPy arrays, lists of bools, concrete device arrays, scalar bools: each
+becomes the integer arrays of its ``nonzero()``, as in NumPy), and staged integer scalars or arrays (dynamic
+indices).
 
-Dynamic indices (staged scalars and arrays; also NumPy index arrays in eager calls on device arrays, which
-are passed as runtime inputs so that new index values do not recompile) cannot be checked while staging. As in
-XLA and JAX, a read clamps them into range and an update whose index is out of range is dropped; negative
-dynamic indices count from the end like static ones. Static indices (ints, lists, NumPy arrays inside a staged
-function) are checked and raise. Boolean masks are rejected: their result shape depends on the data (use
-``tnp.where``).
+Out-of-range static indices raise ``IndexOutOfRangeError``, both a ``ts.ShapeError`` and an ``IndexError``.
+Dynamic indices (staged scalars and arrays; also device-array indices in eager calls, which are runtime inputs
+so that new index values do not recompile; NumPy index arrays are checked on the host first) cannot be checked.
+As in XLA and JAX, a read clamps them into range and an update whose index is out of range is dropped (unlike
+JAX, the gradient of a clamped read flows to the element that was read); negative dynamic indices count from
+the end like static ones, and indices of any integer dtype saturate rather than wrap when narrowed to int32.
+Staged boolean masks are rejected: their result shape would depend on the data (use ``tnp.where``).
+
+Update values follow the dtype rules of the rest of the library, where JAX casts: Python numbers (also in
+nested lists) adopt the operand's dtype if they fit its kind, typed arrays must have the operand's dtype.
 
 Basic indexing (ints, slices, None, ...) lowers to slice / reverse / reshape, a staged scalar index to
 dynamic_slice; integer arrays to one gather. Updates are one scatter.
@@ -26,6 +32,7 @@ from typing_extensions import Unpack
 
 from ...staging import dtypes as _dt
 from ...staging.builder import bind, is_staging
+from ...staging.errors import ShapeError
 from ...staging.ir import Atom, Aval, DimName, literal
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import gather_scatter as G
@@ -37,6 +44,14 @@ from ._core import as_tensor, atom, describe, dtype_error, op, result_dtype, sha
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 INDEX = np.dtype(np.int32)
+
+
+class IndexOutOfRangeError(ShapeError, IndexError):
+    """A static index outside its axis: a ``ts.ShapeError`` that is also an ``IndexError``, as NumPy raises."""
+
+
+def _range_error(op_name: str, message: str) -> IndexOutOfRangeError:
+    return IndexOutOfRangeError(message, op_name, user_location())
 
 # ------------------------------------------------------------------------------------- parsing an index
 
@@ -60,10 +75,12 @@ class _Point:
 
 
 class _Array:
-    """An integer index array (int32, negatives wrapped), static (a literal) or staged."""
+    """An integer index array (int32, negatives wrapped), static (a literal) or staged. ``error``: a static
+    out-of-range index, raised only if the broadcast index arrays are not empty (as NumPy does)."""
 
-    def __init__(self, atom: Atom) -> None:
+    def __init__(self, atom: Atom, error: ShapeError | None = None) -> None:
         self.atom = atom
+        self.error = error
 
 
 Item = _Full | _Range | _Point | _Array
@@ -77,15 +94,22 @@ def _bool_error(op_name: str, what: str) -> Exception:
     )
 
 
-def _wrap_negative(i: Atom, n: int) -> Atom:
-    if not _dt.is_signed(i.aval.dtype):
-        return i
-    if i.aval.dtype.itemsize < INDEX.itemsize:
-        i = E.convert(i, INDEX)  # the axis size may not fit an i8 or i16 index
-    return E.select(E.lt(i, E.scalar(0, i)), E.add(i, E.scalar(n, i)), i)
+def _dynamic_index(i: Atom, n: int) -> Atom:
+    """A staged index as int32 with negatives wrapped; indices too wide for int32 are first saturated just past
+    the axis (to ``-1`` or ``n``), so truncation cannot turn an out-of-range index into an in-range one."""
+    dtype = i.aval.dtype
+    if dtype.itemsize < INDEX.itemsize:
+        return _dynamic_index(E.convert(i, INDEX), n)  # the axis size may not fit an i8 or i16 index
+    if _dt.is_signed(dtype):
+        i = E.select(E.lt(i, E.scalar(0, i)), E.add(i, E.scalar(n, i)), i)
+        if dtype.itemsize > INDEX.itemsize:
+            i = E.maximum(i, E.scalar(-1, i))
+    if dtype.itemsize > INDEX.itemsize or not _dt.is_signed(dtype):
+        i = E.minimum(i, E.scalar(n, i))
+    return E.convert(i, INDEX)
 
 
-def _static_array(op_name: str, value: np.ndarray[Any, Any], n: int, axis: int, x: Aval) -> Atom:
+def _static_array(op_name: str, value: np.ndarray[Any, Any], n: int, axis: int, x: Aval) -> _Array:
     if value.dtype == np.bool_:
         raise _bool_error(op_name, f"of shape {value.shape}")
     if value.size == 0:
@@ -93,11 +117,11 @@ def _static_array(op_name: str, value: np.ndarray[Any, Any], n: int, axis: int, 
     if value.dtype.kind not in "iu":
         raise shape_error(op_name, f"index arrays must be integers, got dtype {value.dtype} for axis {axis} of {x}")
     bad = (value < -n) | (value >= n)
+    error = None
     if bad.any():
-        raise shape_error(
-            op_name, f"index {value[bad].flat[0]} is out of range for axis {axis} of {x} (size {n})"
-        )
-    return literal(np.where(value < 0, value + n, value), INDEX)
+        error = _range_error(op_name, f"index {value[bad].flat[0]} is out of range for axis {axis} of {x} (size {n})")
+        value = np.where(bad, 0, value)
+    return _Array(literal(np.where(value < 0, value + n, value), INDEX), error)
 
 
 def _classify(op_name: str, entry: Any, n: int, axis: int, x: Aval) -> Item:
@@ -119,8 +143,10 @@ def _classify(op_name: str, entry: Any, n: int, axis: int, x: Aval) -> Item:
             raise _bool_error(op_name, describe(entry))
         if not _dt.is_integer(entry.aval.dtype):
             raise shape_error(op_name, f"indices must be integers, got {describe(entry)} for axis {axis} of {x}")
-        wrapped = _wrap_negative(entry.atom, n)
-        return _Point(E.convert(wrapped, INDEX)) if entry.aval.ndim == 0 else _Array(E.convert(wrapped, INDEX))
+        if n == 0 and entry.aval.size > 0:  # every index is out of range: say so now (JAX does too)
+            raise _range_error(op_name, f"index {describe(entry)} into axis {axis} of {x}, which is empty")
+        index = _dynamic_index(entry.atom, n)
+        return _Point(index) if entry.aval.ndim == 0 else _Array(index)
     if isinstance(entry, Tensor):  # a concrete device array: static, so it can be checked
         entry = np.asarray(entry)
     if isinstance(entry, bool) or isinstance(entry, np.bool_):
@@ -128,21 +154,68 @@ def _classify(op_name: str, entry: Any, n: int, axis: int, x: Aval) -> Item:
     if isinstance(entry, (int, np.integer)):
         i = int(entry)
         if not -n <= i < n:
-            raise shape_error(op_name, f"index {i} is out of range for axis {axis} of {x} (size {n})")
+            raise _range_error(op_name, f"index {i} is out of range for axis {axis} of {x} (size {n})")
         return _Point(i % n)
     if isinstance(entry, list) and any(isinstance(e, Traced) for e in entry):
         # A list of staged scalars (``x[[i, j]]``): stack them into one staged index array.
-        parts = [e.atom if isinstance(e, Traced) else literal(e, INDEX) for e in entry]
-        if any(p.aval.ndim != 0 for p in parts):
+        # Each part is classified on its own, so static ints are range-checked and staged ones saturated.
+        parts = [_classify(op_name, e, n, axis, x) for e in entry]
+        if not all(isinstance(p, _Point) for p in parts):
             raise shape_error(op_name, f"a list index may mix only scalars with staged scalars, got {entry!r}")
-        stacked = SL.concatenate([S.reshape(E.convert(p, INDEX), (1,)) for p in parts], 0)
-        return _classify(op_name, wrap(stacked), n, axis, x)
+        atoms = [literal(p.value, INDEX) if isinstance(p.value, int) else p.value for p in parts]  # type: ignore[union-attr]
+        return _Array(SL.concatenate([S.reshape(a, (1,)) for a in atoms], 0))
     if isinstance(entry, (list, np.ndarray)):
         value = np.asarray(entry)
         if value.ndim == 0 and value.dtype.kind in "iu":
             return _classify(op_name, int(value), n, axis, x)
-        return _Array(_static_array(op_name, value, n, axis, x))
+        return _static_array(op_name, value, n, axis, x)
     raise shape_error(op_name, f"unsupported index {entry!r} ({type(entry).__name__}) for {x}")
+
+
+class _NewAxis:
+    """A size-1 axis inserted by a scalar boolean index and indexed by ``values`` (``[0]`` for True, ``[]``
+    for False), which is how NumPy treats a 0-d mask."""
+
+    def __init__(self, values: np.ndarray[Any, Any]) -> None:
+        self.values = values
+
+
+def _mask(entry: Any) -> np.ndarray[Any, Any] | None:
+    """A static boolean mask (a NumPy array, a nested list of bools, a bool), else None."""
+    if isinstance(entry, _StaticMask):
+        return entry.mask
+    if isinstance(entry, (bool, np.bool_)) or (isinstance(entry, np.ndarray) and entry.dtype == np.bool_):
+        return np.asarray(entry)
+    if isinstance(entry, list) and entry and not any(isinstance(e, Tensor) for e in entry):
+        try:
+            value = np.asarray(entry)
+        except ValueError:
+            return None  # ragged: reported by _classify
+        return value if value.dtype == np.bool_ else None
+    return None
+
+
+def _expand_masks(op_name: str, entries: list[Any], aval: Aval) -> list[Any]:
+    """Each static mask replaced by its nonzero index arrays (one per axis it covers), after checking its shape."""
+    out: list[Any] = []
+    axis = 0
+    for e in entries:
+        m = _mask(e)
+        if m is None:
+            out.append(e)
+            axis += e is not None
+        elif m.ndim == 0:
+            out.append(_NewAxis(np.zeros(int(bool(m)), INDEX)))
+        else:
+            covered = aval.shape[axis : axis + m.ndim]
+            if m.shape != covered:
+                raise _range_error(
+                    op_name, f"boolean mask of shape {m.shape} does not match axes {axis}..{axis + m.ndim - 1} "
+                    f"of {aval} (sizes {covered})",
+                )
+            out += list(np.nonzero(m))
+            axis += m.ndim
+    return out
 
 
 def _parse(op_name: str, x: Atom, index: Any) -> tuple[Atom, list[Item]]:
@@ -151,7 +224,9 @@ def _parse(op_name: str, x: Atom, index: Any) -> tuple[Atom, list[Item]]:
     aval = x.aval
     if sum(e is Ellipsis for e in entries) > 1:
         raise shape_error(op_name, f"an index can have only one ellipsis (...), got {index!r}")
-    consuming = sum(e is not None and e is not Ellipsis for e in entries)
+    masks = [_mask(e) for e in entries]
+    consuming = sum(m.ndim if m is not None else int(e is not None and e is not Ellipsis)
+                    for e, m in zip(entries, masks))
     if consuming > aval.ndim:
         raise shape_error(op_name, f"too many indices ({consuming}) for {aval} (rank {aval.ndim})")
     if any(e is Ellipsis for e in entries):
@@ -159,11 +234,12 @@ def _parse(op_name: str, x: Atom, index: Any) -> tuple[Atom, list[Item]]:
         entries[at : at + 1] = [slice(None)] * (aval.ndim - consuming)
     else:
         entries += [slice(None)] * (aval.ndim - consuming)
+    entries = _expand_masks(op_name, entries, aval)
     shape: list[int] = []
     names: list[DimName] = []
     axis = 0
     for e in entries:
-        if e is None:
+        if e is None or isinstance(e, _NewAxis):
             shape.append(1)
             names.append(None)
         else:
@@ -174,6 +250,9 @@ def _parse(op_name: str, x: Atom, index: Any) -> tuple[Atom, list[Item]]:
     items: list[Item] = []
     axis = 0
     for e, n in zip(entries, shape):
+        if isinstance(e, _NewAxis):
+            items.append(_static_array(op_name, e.values, 1, axis, aval))
+            continue
         items.append(_Full() if e is None else _classify(op_name, e, n, axis, aval))
         axis += e is not None
     return y, items
@@ -190,6 +269,9 @@ def _layout(op_name: str, items: Sequence[Item]) -> tuple[list[int | str], Aval 
     if not arrays:
         return entries, None
     block = _broadcast_index_shapes(op_name, [a.aval for a in arrays])
+    errors = [it.error for it in items if isinstance(it, _Array) and it.error is not None]
+    if errors and block.size > 0:
+        raise errors[0]
     advanced = [a for a, it in enumerate(items) if isinstance(it, (_Array, _Point))]
     adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
     at = sum(1 for e in entries if isinstance(e, int) and e < advanced[0]) if adjacent else 0
@@ -297,7 +379,7 @@ def getitem(x: AnyTensor, index: Any) -> AnyTensor:
     """``x[index]`` with NumPy semantics (see the module docstring for dynamic indices)."""
     index = _static_scalars(index)
     check_host_indices("getitem", x, lambda probe: probe[index], index)
-    return _getitem(x, index)
+    return _getitem(x, _freeze_masks(index))
 
 
 def check_host_indices(op_name: str, x: Any, apply: Any, index: Any) -> None:
@@ -313,22 +395,73 @@ def check_host_indices(op_name: str, x: Any, apply: Any, index: Any) -> None:
     try:
         apply(np.broadcast_to(np.zeros((), np.int8), shape))  # a zero-stride probe of x's shape
     except IndexError as exc:
-        loc = user_location()
-        where = f"\n  at {loc}" if loc else ""
-        raise IndexError(f"{op_name}: {exc} (operand shape {tuple(shape)}){where}") from None
+        raise _range_error(op_name, f"{exc} (operand shape {tuple(shape)})") from None
     except (TypeError, ValueError):
         return  # reported with the op's own message while staging
 
 
 def _static_scalars(index: Any) -> Any:
-    """NumPy integer scalars as Python ints, so they stay static (and are range-checked) in eager calls."""
+    """The index with its static parts made static for ``@op``: NumPy integer scalars and concrete scalar
+    bounds of slices as Python ints (so they are range-checked), nested tuples as lists (NumPy reads them as
+    index arrays), concrete boolean arrays as NumPy masks, and NumPy index arrays of dtypes the compiler lacks
+    (u16, u64) as i32/i64, saturated so an out-of-range index stays out of range."""
     if isinstance(index, tuple):
-        return tuple(_static_scalars(e) for e in index)
-    if isinstance(index, np.bool_):
-        return bool(index)
-    if isinstance(index, np.integer):
-        return int(index)
-    return index
+        return tuple(_static_entry(e) for e in index)
+    return _static_entry(index)
+
+
+def _static_entry(e: Any) -> Any:
+    if isinstance(e, np.bool_):
+        return bool(e)
+    if isinstance(e, np.integer):
+        return int(e)
+    if isinstance(e, tuple):
+        return [_static_entry(v) for v in e]
+    if isinstance(e, slice):
+        return slice(*(_static_bound(b) for b in (e.start, e.stop, e.step)))
+    if isinstance(e, Tensor) and not isinstance(e, Traced) and e.aval.dtype == _dt.BOOL:
+        return np.asarray(e)
+    if isinstance(e, np.ndarray) and e.dtype == np.uint16:
+        return e.astype(np.int32)
+    if isinstance(e, np.ndarray) and e.dtype == np.uint64:
+        return np.minimum(e, np.iinfo(np.int64).max).astype(np.int64)
+    return e
+
+
+def _static_bound(b: Any) -> Any:
+    if isinstance(b, np.integer):
+        return int(b)
+    if isinstance(b, Tensor) and not isinstance(b, Traced) and b.aval.ndim == 0 and _dt.is_integer(b.aval.dtype):
+        return int(np.asarray(b))
+    return b
+
+
+class _StaticMask:
+    """A NumPy boolean mask passed through ``@op`` as a static (hashable) argument: its result shape depends on
+    its values, so it cannot be a runtime input."""
+
+    __slots__ = ("mask",)
+
+    def __init__(self, mask: np.ndarray[Any, Any]) -> None:
+        self.mask = mask
+
+    def __hash__(self) -> int:
+        return hash((self.mask.shape, self.mask.tobytes()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _StaticMask) and np.array_equal(self.mask, other.mask) and (
+            self.mask.shape == other.mask.shape
+        )
+
+    def __repr__(self) -> str:
+        return f"mask{self.mask.shape}"
+
+
+def _freeze_masks(index: Any) -> Any:
+    if isinstance(index, tuple):
+        return tuple(_freeze_masks(e) for e in index)
+    m = _mask(index)
+    return _StaticMask(m) if m is not None and m.ndim > 0 else index
 
 
 @op
@@ -429,16 +562,41 @@ def _combine_whole(y: Atom, updates: Atom, combiner: str) -> Atom:
 def _update(x: AnyTensor, index: Any, values: Any, combiner: str) -> AnyTensor:
     t = as_tensor(x)
     name = f"at[].{combiner}"
-    if isinstance(values, (list, tuple)):  # nested Python numbers take the operand's dtype, as in NumPy
-        values = np.asarray(values, dtype=t.aval.dtype)
+    if isinstance(values, (list, tuple)):
+        values = _python_values(name, values, t)
     dtype = result_dtype(name, [t, values])
     if dtype != t.aval.dtype:
         raise dtype_error(name, f"values {describe(values)} do not have the dtype of {describe(t)}; use .astype")
-    return wrap(update_atom(name, t.atom, index, atom(values, dtype), combiner))
+    v = atom(values, dtype)
+    if combiner == "subtract":
+        v, combiner = E.neg(v), "add"
+    return wrap(update_atom(name, t.atom, index, v, combiner))
+
+
+def _python_values(name: str, values: Any, t: AnyTensor) -> np.ndarray[Any, Any]:
+    """Nested Python numbers take the operand's dtype under the rule for Python scalars: ints fit, floats need
+    a float operand (a float list into an int array is an error, as a float scalar is)."""
+    try:
+        raw = np.asarray(values)
+    except ValueError as exc:
+        raise shape_error(name, f"values {values!r} are not a rectangular nested list ({exc})") from None
+    target = t.aval.dtype
+    kinds = {"b": "b", "i": "biu", "u": "biu", "f": "biuf"}.get(target.kind, "")
+    if raw.size and raw.dtype.kind not in kinds:  # (an empty list is float64 to NumPy)
+        raise dtype_error(
+            name, f"values {values!r} ({raw.dtype.name} numbers) do not fit the dtype of {describe(t)}; convert "
+            "one of them with .astype(...)",
+        )
+    if raw.size and raw.dtype.kind in "iu" and target.kind in "iu":
+        lo, hi, info = int(raw.min()), int(raw.max()), np.iinfo(target)
+        if lo < info.min or hi > info.max:
+            raise dtype_error(name, f"value {lo if lo < info.min else hi} does not fit the dtype of {describe(t)}")
+    return raw.astype(target)
 
 
 class IndexUpdate(Generic[DT, Unpack[Shape]]):
-    """``x.at[index]``: methods return a new tensor of ``x``'s type with the indexed elements updated."""
+    """``x.at[index]``: methods return a new tensor of ``x``'s type with the indexed elements updated (out-of-range
+    static indices raise where JAX drops them; out-of-range dynamic indices are dropped, as in JAX)."""
 
     __slots__ = ("x", "index")
 
@@ -449,7 +607,7 @@ class IndexUpdate(Generic[DT, Unpack[Shape]]):
     def _apply(self, values: Any, combiner: str) -> Tensor[DT, Unpack[Shape]]:
         index = self.index
         check_host_indices(f"at[].{combiner}", self.x, lambda probe: probe[index], index)
-        return _update(self.x, index, values, combiner)
+        return _update(self.x, _freeze_masks(index), values, combiner)
 
     def set(self, values: Any) -> Tensor[DT, Unpack[Shape]]:
         """Replace; with repeated indices one of the updates wins (which one is unspecified, as in XLA)."""
@@ -459,8 +617,15 @@ class IndexUpdate(Generic[DT, Unpack[Shape]]):
         """Add; repeated indices accumulate."""
         return self._apply(values, "add")
 
+    def subtract(self, values: Any) -> Tensor[DT, Unpack[Shape]]:
+        """Subtract; repeated indices accumulate."""
+        return self._apply(values, "subtract")
+
     def mul(self, values: Any) -> Tensor[DT, Unpack[Shape]]:
+        """Multiply; repeated indices accumulate."""
         return self._apply(values, "mul")
+
+    multiply = mul
 
     def min(self, values: Any) -> Tensor[DT, Unpack[Shape]]:
         return self._apply(values, "min")
