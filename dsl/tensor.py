@@ -187,6 +187,16 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __rmod__(self, other: Any) -> Any:
         return _tnp.mod(other, self)
 
+    def __divmod__(
+        self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar
+    ) -> tuple[Tensor[DT, Unpack[Shape]], Tensor[DT, Unpack[Shape]]]:
+        quotient, remainder = _tnp.divmod(self, other)
+        return quotient, remainder
+
+    def __rdivmod__(self, other: Tensor[DT] | Scalar) -> tuple[Tensor[DT, Unpack[Shape]], Tensor[DT, Unpack[Shape]]]:
+        quotient, remainder = _tnp.divmod(other, self)
+        return quotient, remainder
+
     @overload
     def __pow__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | Scalar) -> Tensor[DT, Unpack[Shape]]: ...
     @overload
@@ -270,6 +280,42 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __rxor__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
     def __rxor__(self, other: Any) -> Any:
         return _tnp.bitwise_xor(other, self)
+
+    @overload
+    def __lshift__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __lshift__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __lshift__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __lshift__(self, other: Any) -> Any:
+        return _tnp.left_shift(self, other)
+
+    @overload
+    def __rlshift__(self, other: Tensor[DT] | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rlshift__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rlshift__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rlshift__(self, other: Any) -> Any:
+        return _tnp.left_shift(other, self)
+
+    @overload
+    def __rshift__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rshift__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rshift__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rshift__(self, other: Any) -> Any:
+        return _tnp.right_shift(self, other)
+
+    @overload
+    def __rrshift__(self, other: Tensor[DT] | int) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def __rrshift__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __rrshift__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    def __rrshift__(self, other: Any) -> Any:
+        return _tnp.right_shift(other, self)
 
     # ----------------------------------------------------------------------------------------- comparisons
     @overload

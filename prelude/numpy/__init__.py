@@ -45,22 +45,24 @@ from .sorting import (
     searchsorted, sort,
 )
 from .ufuncs import (
-    abs, absolute, add, astype, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clip, cos, divide, equal,
-    exp, expm1, floor, floor_divide, greater, greater_equal, invert, isfinite, isinf, isnan, less, less_equal, log,
-    log1p, log2, log10, logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
-    negative, not_equal, positive, power, reciprocal, remainder, rint, round, rsqrt, sigmoid, sign, sin, sqrt,
-    square, subtract, tan, tanh, true_divide, where,
+    abs, absolute, add, astype, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+    bitwise_xor, ceil, clip, cos, divide, divmod, equal, exp, expm1, floor, floor_divide, greater, greater_equal,
+    invert, isfinite, isinf, isnan, left_shift, less, less_equal, log, log1p, log2, log10, logical_and, logical_not,
+    logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, positive, power, reciprocal,
+    remainder, right_shift, rint, round, rsqrt, sigmoid, sign, sin, sqrt, square, subtract, tan, tanh, true_divide,
+    where,
 )
 
 __all__ = [
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "asarray",
-    "astype", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_to", "ceil", "clip", "cos",
-    "divide", "dot", "equal", "exp", "expand_dims", "expm1", "eye", "floor", "floor_divide", "full", "full_like",
-    "getitem", "greater", "greater_equal", "invert", "isfinite", "isinf", "isnan", "less", "less_equal",
+    "astype", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "broadcast_to", "ceil", "clip", "cos",
+    "divide", "divmod", "dot", "equal", "exp", "expand_dims", "expm1", "eye", "floor", "floor_divide", "full", "full_like",
+    "getitem", "greater", "greater_equal", "invert", "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal",
     "linspace", "log", "log1p", "log2", "log10", "logical_and", "logical_not", "logical_or", "logical_xor",
     "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "negative",
     "not_equal", "ones", "ones_like", "outer", "positive", "power", "prod", "ravel", "reciprocal", "remainder",
-    "reshape", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squeeze", "std", "subtract",
+    "reshape", "right_shift", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squeeze", "std", "subtract",
     "sum", "swapaxes", "tan", "tanh", "tensordot", "transpose", "true_divide", "var", "vdot", "where", "zeros",
     "zeros_like",
     # indexing, joining and einsum

@@ -11,6 +11,7 @@ NumPy computes in float64 for integer inputs (``arcsin``, ``hypot``, ``copysign`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
@@ -77,6 +78,19 @@ def _log1p(a: Atom) -> Atom:
 
 def _expm1(a: Atom) -> Atom:
     return bind(E.expm1_p, a)  # type: ignore[no-any-return]
+
+
+_WORK_FLOAT = np.dtype(np.float32)
+
+
+def _in_f32(fn: Callable[..., Atom], *operands: Atom) -> Atom:
+    """``fn`` of float16/bfloat16 operands computed in float32 and rounded once: the compositions here round at
+    every step, which costs those 8- and 11-bit types many ulps (``logaddexp`` 20, ``logaddexp2`` 130). XLA's
+    CPU computes their primitives in float32 anyway. Other dtypes are passed through."""
+    dtype = operands[0].aval.dtype
+    if dtype.itemsize >= 4:
+        return fn(*operands)
+    return E.convert(fn(*(E.convert(a, _WORK_FLOAT) for a in operands)), dtype)
 
 
 def _floats(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
@@ -163,27 +177,40 @@ degrees = rad2deg
 def hypot(x: Operand, y: Operand) -> AnyTensor:
     """``sqrt(x² + y²)`` without overflow or underflow: the larger magnitude is factored out. ``hypot(±inf, nan)``
     is inf, as in NumPy."""
-    a, b = _floats("hypot", x, y)
+    return wrap(_in_f32(_hypot, *_floats("hypot", x, y)))
+
+
+def _hypot(a: Atom, b: Atom) -> Atom:
     a, b = E.abs(a), E.abs(b)
     big, small = E.maximum(a, b), E.minimum(a, b)
     zero = E.eq(big, _c(0, big))
     safe = E.select(zero, E.scalar(1, big), big)  # both zero: 0 * sqrt(1 + 0), with a finite gradient
     ratio = E.div(small, safe)
     out = E.mul(big, _sqrt(E.add(_c(1, ratio), E.mul(ratio, ratio))))
-    return wrap(E.select(_or(_isinf(a), _isinf(b)), E.scalar(math.inf, out), out))
+    return E.select(_or(_isinf(a), _isinf(b)), E.scalar(math.inf, out), out)
 
 
 @op
 def sinc(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    """``sin(pi x) / (pi x)``, 1 at 0; a Taylor polynomial near 0 keeps every derivative right there."""
-    a = float_operand("sinc", x).atom
+    """``sin(pi x) / (pi x)``, 1 at 0; a Taylor polynomial near 0 keeps every derivative right there. ``sin(pi x)``
+    is taken as ``±sin(pi f)`` with ``f = x - round(x)`` (exact), so sinc is exactly 0 at nonzero integers and
+    keeps its relative accuracy near them, where ``sin(pi * x)`` rounds ``pi * x`` first (NumPy's way)."""
+    return wrap(_in_f32(_sinc, float_operand("sinc", x).atom))
+
+
+def _sinc(a: Atom) -> Atom:
     y = E.mul(a, _c(math.pi, a))
     small = E.lt(E.abs(y), _c(1e-2, y))
     safe = E.select(small, E.scalar(1, y), y)
     y2 = E.mul(y, y)
     # 1 - y²/6 + y⁴/120: the next term, y⁶/5040, is below half an ulp of 1 in float64 for |y| < 1e-2.
     taylor = E.sub(_c(1, y), E.mul(E.div(y2, _c(6, y)), E.sub(_c(1, y), E.div(y2, _c(20, y)))))
-    return wrap(E.select(small, taylor, E.div(E.sin(safe), safe)))
+    n = bind(E.round_p, a)
+    half_n = E.mul(n, _c(0.5, n))
+    odd = bind(E.ne_p, E.floor(half_n), half_n)
+    s = E.sin(E.mul(E.sub(a, n), _c(math.pi, a)))  # sin(pi x) = (-1)^n sin(pi (x - n))
+    sine = E.select(odd, E.neg(s), s)
+    return E.select(small, taylor, E.div(sine, safe))
 
 
 # --------------------------------------------------------------------------------------- hyperbolic
@@ -300,18 +327,24 @@ def exp2(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 def logaddexp(x: Operand, y: Operand) -> AnyTensor:
     """``log(exp(x) + exp(y))`` without overflow: ``max + log1p(exp(-|x - y|))``, and ``x + log 2`` where
     ``x == y`` (so ``logaddexp(-inf, -inf)`` is -inf and ``logaddexp(inf, inf)`` inf)."""
-    a, b = _floats("logaddexp", x, y)
+    return wrap(_in_f32(_logaddexp, *_floats("logaddexp", x, y)))
+
+
+def _logaddexp(a: Atom, b: Atom) -> Atom:
     big, gap = _max_and_gap(a, b)
-    return wrap(_tied(a, b, math.log(2.0), E.add(big, _log1p(E.exp(gap)))))
+    return _tied(a, b, math.log(2.0), E.add(big, _log1p(E.exp(gap))))
 
 
 @as_binary
 @op
 def logaddexp2(x: Operand, y: Operand) -> AnyTensor:
     """``log2(2**x + 2**y)`` without overflow, as ``logaddexp`` (exactly ``x + 1`` where ``x == y``)."""
-    a, b = _floats("logaddexp2", x, y)
+    return wrap(_in_f32(_logaddexp2, *_floats("logaddexp2", x, y)))
+
+
+def _logaddexp2(a: Atom, b: Atom) -> Atom:
     big, gap = _max_and_gap(a, b)
-    return wrap(_tied(a, b, 1.0, E.add(big, E.div(_log1p(E.pow(_c(2, gap), gap)), _c(math.log(2.0), gap)))))
+    return _tied(a, b, 1.0, E.add(big, E.div(_log1p(E.pow(_c(2, gap), gap)), _c(math.log(2.0), gap))))
 
 
 def _max_and_gap(a: Atom, b: Atom) -> tuple[Atom, Atom]:

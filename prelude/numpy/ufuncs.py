@@ -6,6 +6,8 @@ Python scalars adopt the array's dtype.
 
 from __future__ import annotations
 
+import builtins
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -22,7 +24,9 @@ from ...staging.ir import Atom, literal
 from ...staging.primitive import Primitive
 from ...staging.source import user_location
 from ...staging.primitives import elementwise as E
+from ...staging.primitives.autodiff import stop_gradient
 from ...tensor import Tensor, Traced
+from .mathfuncs import _finfo, _in_f32
 from ._core import (
     _named, as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap,
 )
@@ -107,9 +111,11 @@ divide = true_divide
 @as_binary
 @op
 def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """Floor division, as NumPy: integer division by zero gives 0 (without NumPy's warning) and ``min // -1``
+    wraps; float division by zero gives ±inf or NaN."""
     a, b = elementwise_operands("floor_divide", x, y)
     if _dt.is_float(a.aval.dtype):
-        return wrap(_float_floor_divide(a, b))
+        return wrap(_in_f32(_float_floor_divide, a, b))  # halves in float32, rounded once: NumPy's results
     quotient = E.div(a, b)  # truncates toward zero
     if not _dt.is_signed(a.aval.dtype):
         return wrap(_zero_where_divisor_zero(b, quotient))
@@ -144,7 +150,8 @@ def _zero_where_divisor_zero(divisor: Atom, out: Atom) -> Atom:
 @as_binary
 @op
 def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
-    """Python/NumPy modulo: the result has the sign of the divisor."""
+    """Python/NumPy modulo: the result has the sign of the divisor (a zero result keeps the dividend's sign, as
+    in JAX; NumPy gives it the divisor's). Integer ``x % 0`` is 0, as NumPy."""
     a, b = elementwise_operands("remainder", x, y)
     r = E.rem(a, b)
     if _dt.is_integer(a.aval.dtype) and not _dt.is_signed(a.aval.dtype):
@@ -153,6 +160,8 @@ def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     nonzero = bind(E.ne_p, r, zero)
     signs_differ = bind(E.ne_p, E.lt(r, zero), E.lt(b, zero))
     out = E.select(bind(E.and_p, nonzero, signs_differ), E.add(r, b), r)
+    # A zero result keeps the dividend's sign (NumPy gives it the divisor's: ``0.0 % -1.0`` is -0.0 there, +0.0
+    # here, as in JAX): choosing a signed constant there would cut the derivative, 1 at exact multiples too.
     return wrap(out if _dt.is_float(a.aval.dtype) else _zero_where_divisor_zero(b, out))
 
 
@@ -162,20 +171,54 @@ mod = remainder
 @as_binary
 @op
 def power(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """``x ** y``. Integer operands: exact with wraparound, as NumPy; a negative exponent gives ``1 // x**-y``
+    truncated toward zero (1 for ``x == 1``, ±1 for ``x == -1``, else 0; also 0 for ``x == 0``), as JAX, where
+    NumPy raises (it cannot be checked on staged values). A static negative int exponent is a DTypeError."""
     if type(y) is int and not isinstance(x, (int, float)):
         return wrap(E.integer_pow(as_tensor(x).atom, y))
+    if (isinstance(x, Tensor) and _dt.is_integer(x.aval.dtype)) or (
+        isinstance(y, Tensor) and _dt.is_integer(y.aval.dtype)
+    ):
+        a, b = elementwise_operands("power", x, y)
+        return wrap(_integer_power(a, b))
     return _binary("power", E.pow_p, x, y)
+
+
+def _integer_power(a: Atom, b: Atom) -> Atom:
+    """``a ** b`` for integer tensors by square-and-multiply over every bit of the exponent."""
+    dtype = a.aval.dtype
+    one, zero = E.scalar(1, a), E.scalar(0, a)
+    signed = _dt.is_signed(dtype)
+    exponent = E.select(E.lt(b, zero), zero, b) if signed else b
+    acc, base = one, a
+    bits = dtype.itemsize * 8 - (1 if signed else 0)
+    for k in range(bits):
+        bit = E.scalar(k, a)
+        chosen = bind(E.ne_p, bind(E.and_p, bind(E.shift_right_logical_p, exponent, bit), one), zero)
+        acc = E.select(chosen, E.mul(acc, base), acc)
+        if k + 1 < bits:
+            base = E.mul(base, base)
+    if not signed:
+        return acc
+    odd = bind(E.ne_p, bind(E.and_p, b, one), zero)
+    minus_one = E.scalar(-1, a)
+    reciprocal = E.select(
+        bind(E.eq_p, a, one), one, E.select(bind(E.eq_p, a, minus_one), E.select(odd, minus_one, one), zero)
+    )
+    return E.select(E.lt(b, zero), reciprocal, acc)
 
 
 @as_binary
 @op
 def maximum(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """Elementwise maximum; NaNs propagate (``fmax`` ignores them). Of ``0.0`` and ``-0.0`` either may be returned."""
     return _binary("maximum", E.max_p, x, y)
 
 
 @as_binary
 @op
 def minimum(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """Elementwise minimum; NaNs propagate (``fmin`` ignores them). Of ``0.0`` and ``-0.0`` either may be returned."""
     return _binary("minimum", E.min_p, x, y)
 
 
@@ -198,6 +241,7 @@ absolute = abs
 
 @op
 def sign(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """-1, 0 or 1 in ``x``'s dtype (NaN for NaN). ``sign(-0.0)`` is -0.0, as XLA and JAX give it (NumPy: 0.0)."""
     return _unary(E.sign_p, x)
 
 
@@ -237,22 +281,93 @@ sin = _float_unary("sin", E.sin_p)
 cos = _float_unary("cos", E.cos_p)
 sqrt = _float_unary("sqrt", E.sqrt_p)
 rsqrt = _float_unary("rsqrt", E.rsqrt_p)
-floor = _float_unary("floor", E.floor_p)
-ceil = _float_unary("ceil", E.ceil_p)
-rint = _float_unary("rint", E.round_p)  # half to even, as NumPy
+rint = _float_unary("rint", E.round_p)  # half to even, as NumPy (which returns floats for integers: refused here)
+
+
+def _rounded(prim: Primitive, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    if type(x) is Traced and x.atom.aval.dtype in _dt.FLOATS:
+        return wrap(bind(prim, x.atom))
+    a = as_tensor(x).atom
+    return wrap(bind(prim, a) if a.aval.dtype in _dt.FLOATS else a)  # integers and bools are already integral
 
 
 @op
-def round(x: Tensor[FT, Unpack[Shape]], decimals: int = 0) -> Tensor[FT, Unpack[Shape]]:  # noqa: A001 - NumPy's
-    """Round half to even at ``decimals`` digits, as NumPy does: ``rint(x * 10**decimals) / 10**decimals``
-    (XLA may compute the division as a multiplication, so results can differ from NumPy's by an ulp)."""
-    a = float_operand("round", x).atom
+def floor(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """Round toward -inf; integer and bool tensors come back unchanged (their own dtype, as in NumPy)."""
+    return _rounded(E.floor_p, x)
+
+
+@op
+def ceil(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """Round toward +inf; integer and bool tensors come back unchanged (their own dtype, as in NumPy)."""
+    return _rounded(E.ceil_p, x)
+
+
+@op
+def round(x: Tensor[DT, Unpack[Shape]], decimals: int = 0) -> Tensor[DT, Unpack[Shape]]:  # noqa: A001 - NumPy's
+    """Round half to even at ``decimals`` digits, as NumPy does: ``rint(x * 10**decimals) / 10**decimals``, or
+    ``rint(x / 10**-decimals) * 10**-decimals`` for negative ``decimals`` (float16 and bfloat16 are computed in
+    float32, so they round exactly where NumPy's rounding of the scaled value in the dtype can miss by a digit).
+    Values too large to have such digits are returned as they are and steps past the dtype's range give zeros,
+    where NumPy gives inf or NaN. Integers keep their dtype: unchanged for ``decimals >= 0``, rounded half to even
+    to a multiple of ``10**-decimals`` otherwise (exactly, where NumPy goes through float64; wrapping where that
+    multiple overflows)."""
     if isinstance(decimals, bool) or not isinstance(decimals, int):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+    t = as_tensor(x)
+    if t.aval.dtype == _dt.BOOL:
+        raise dtype_error("round", f"round needs a numeric operand, got {t.aval}")
+    if not _dt.is_float(t.aval.dtype):
+        return wrap(t.atom if decimals >= 0 else _round_integer(t.atom, decimals))
+    a = t.atom
     if decimals == 0:
         return wrap(bind(E.round_p, a))
-    scale = E.scalar(10.0**decimals, a)
-    return wrap(E.div(bind(E.round_p, E.mul(a, scale)), scale))
+    return wrap(_in_f32(lambda v: _round_float(v, decimals), a))
+
+
+def _round_float(a: Atom, decimals: int) -> Atom:
+    info = _finfo(a.aval.dtype)
+    try:
+        factor = 10.0 ** builtins.abs(decimals)
+    except OverflowError:
+        factor = math.inf
+    if factor > float(info.max):  # every finite value is within half a step of 0, or has no digits that fine
+        return a if decimals > 0 else E.select(bind(E.is_finite_p, a), E.mul(a, E.scalar(0, a)), a)
+    # From 2**(mantissa bits + 1) steps on, floats are whole multiples of the step already: returned as they are
+    # (the scaling's rounding would move them by an ulp, and ``x * 10**decimals`` could overflow).
+    whole = 2.0 ** (info.nmant + 1)
+    threshold = whole / factor if decimals > 0 else whole * factor
+    if threshold > float(info.max):
+        threshold = math.inf
+    scale = E.scalar(factor, a)
+    # XLA turns a division by a broadcast scalar into a multiplication by its rounded reciprocal (an ulp off for
+    # many results); a divisor that depends on ``a`` (the scale, or NaN where ``a`` is NaN anyway) keeps it a
+    # correctly rounded division.
+    divisor = E.select(bind(E.ne_p, a, a), a, scale)
+    if decimals < 0:  # divide by the exact power of ten (10**-k is inexact in binary)
+        rounded = E.mul(bind(E.round_p, E.div(a, divisor)), scale)
+    else:
+        rounded = E.div(bind(E.round_p, E.mul(a, scale)), divisor)
+    return E.select(E.lt(E.abs(a), E.scalar(threshold, a)), rounded, a)
+
+
+def _round_integer(a: Atom, decimals: int) -> Atom:
+    """An integer rounded half to even to a multiple of ``10**-decimals``."""
+    step = 10**-decimals
+    if step > np.iinfo(a.aval.dtype).max:  # no nonzero multiple exists: everything is within half a step of 0
+        return E.mul(a, E.scalar(0, a))
+    q = E.scalar(step, a)
+    quotient, rest = E.div(a, q), E.rem(a, q)
+    if _dt.is_signed(a.aval.dtype):  # floor division, so the remainder is in [0, step)
+        below = E.lt(rest, E.scalar(0, a))
+        quotient = E.select(below, E.sub(quotient, E.scalar(1, a)), quotient)
+        rest = E.select(below, E.add(rest, q), rest)
+    other = E.sub(q, rest)  # the distance up to the next multiple (``2 * rest`` could overflow)
+    odd = bind(E.ne_p, bind(E.and_p, quotient, E.scalar(1, a)), E.scalar(0, a))
+    up = bind(E.or_p, E.gt(rest, other), bind(E.and_p, bind(E.eq_p, rest, other), odd))
+    return E.select(up, E.add(a, other), E.sub(a, rest))
+
+
 sigmoid = _float_unary("sigmoid", E.logistic_p)
 
 
@@ -264,14 +379,22 @@ def tan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 
 @op
 def log2(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = float_operand("log2", x).atom
-    return wrap(E.div(E.log(a), E.scalar(float(np.log(2.0)), a)))
+    """Base-2 logarithm, exact at powers of 2 as NumPy's (float16 and bfloat16 computed in float32)."""
+    return wrap(_in_f32(_log2, float_operand("log2", x).atom))
+
+
+def _log2(a: Atom) -> Atom:
+    out = E.div(E.log(a), E.scalar(float(np.log(2.0)), a))  # can be an ulp off an integer at a power of 2
+    nearest = bind(E.round_p, out)
+    exact = bind(E.and_p, bind(E.is_finite_p, out), bind(E.eq_p, E.pow(E.scalar(2, a), nearest), a))
+    # the snap is a constant offset, so the derivative stays 1 / (x log 2)
+    return E.add(out, stop_gradient(E.select(exact, E.sub(nearest, out), E.scalar(0, out))))
 
 
 @op
 def log10(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = float_operand("log10", x).atom
-    return wrap(E.div(E.log(a), E.scalar(float(np.log(10.0)), a)))
+    """Base-10 logarithm (``log(x) / log(10)``; float16 and bfloat16 computed in float32)."""
+    return wrap(_in_f32(lambda a: E.div(E.log(a), E.scalar(float(np.log(10.0)), a)), float_operand("log10", x).atom))
 
 
 # ------------------------------------------------------------------------------------ comparison and logic
@@ -313,6 +436,51 @@ logical_or = _logic("logical_or", E.or_p, True)
 logical_xor = _logic("logical_xor", E.xor_p, True)
 
 
+def _shift_operands(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
+    a, b = elementwise_operands(name, x, y)
+    if not _dt.is_integer(a.aval.dtype):
+        raise dtype_error(name, f"{name} needs integer operands, got {a.aval} and {b.aval}")
+    return a, b
+
+
+@as_binary
+@op
+def left_shift(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """``x << y`` in ``x``'s dtype (bits shifted out are lost); a shift by the bit width or more, or by a negative
+    amount, gives 0, as NumPy."""
+    a, b = _shift_operands("left_shift", x, y)
+    return wrap(bind(E.shift_left_p, a, b))
+
+
+@as_binary
+@op
+def right_shift(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
+    """``x >> y``: arithmetic for signed integers (``floor(x / 2**y)``), logical for unsigned ones. A shift by the
+    bit width or more, or by a negative amount, gives 0, or -1 for a negative signed ``x``, as NumPy."""
+    a, b = _shift_operands("right_shift", x, y)
+    if not _dt.is_signed(a.aval.dtype):
+        return wrap(bind(E.shift_right_logical_p, a, b))
+    # An arithmetic shift from the logical one: a negative x is ~(~x >> y), as ~x is non-negative.
+    negative = E.lt(a, E.scalar(0, a))
+    magnitude = E.select(negative, bind(E.not_p, a), a)
+    shifted = bind(E.shift_right_logical_p, magnitude, b)
+    return wrap(E.select(negative, bind(E.not_p, shifted), shifted))
+
+
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
+@op
+def divmod(  # noqa: A001 - NumPy's name
+    x: Operand, y: Operand
+) -> tuple[Tensor[Any, Unpack[tuple[Any, ...]]], Tensor[Any, Unpack[tuple[Any, ...]]]]:
+    """``(floor_divide(x, y), remainder(x, y))``; integer division by zero gives ``(0, 0)``, as NumPy."""
+    quotient: Any = floor_divide  # its typed overloads want a tensor on one side: checked by those ops
+    modulo: Any = remainder
+    return quotient(x, y), modulo(x, y)
+
+
 @op
 def invert(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
     return _unary(E.not_p, x)
@@ -329,20 +497,29 @@ def logical_not(x: Tensor[bool_, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]
     return wrap(bind(E.not_p, a))
 
 
-@op
-def isfinite(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    return wrap(bind(E.is_finite_p, float_operand("isfinite", x).atom))
+# Integer and bool operands are always finite, as in NumPy: ``x == x`` / ``x != x`` give those all-true and
+# all-false results at the operand's shape.
 
 
 @op
-def isnan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    a = float_operand("isnan", x).atom
+def isfinite(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    a = as_tensor(x).atom
+    if not _dt.is_float(a.aval.dtype):
+        return wrap(bind(E.eq_p, a, a))
+    return wrap(bind(E.is_finite_p, a))
+
+
+@op
+def isnan(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    a = as_tensor(x).atom
     return wrap(bind(E.ne_p, a, a))
 
 
 @op
-def isinf(x: Tensor[FT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    a = float_operand("isinf", x).atom
+def isinf(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
+    a = as_tensor(x).atom
+    if not _dt.is_float(a.aval.dtype):
+        return wrap(bind(E.ne_p, a, a))
     finite = bind(E.is_finite_p, a)
     not_nan = bind(E.eq_p, a, a)
     return wrap(bind(E.and_p, bind(E.not_p, finite), not_nan))
@@ -395,7 +572,10 @@ def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DT2]) -> Tensor[DT2, Unpac
 def astype(x: Tensor[Any, Unpack[Shape]], dtype: Any) -> Tensor[Any, Unpack[Shape]]: ...
 @op
 def astype(x: Tensor[Any, Unpack[Shape]], dtype: type[DType] | Any) -> Tensor[Any, Unpack[Shape]]:
-    """Convert to ``dtype`` (a tensorstage dtype such as ``f32`` or a NumPy dtype). Float -> int truncates."""
+    """Convert to ``dtype`` (a tensorstage dtype such as ``f32`` or a NumPy dtype). Float -> int truncates toward
+    zero and saturates: out-of-range values and infinities become the integer dtype's bounds and NaN becomes 0
+    (NumPy leaves these undefined; JAX does the same as here). Integer -> integer wraps, as NumPy; anything ->
+    bool is ``x != 0`` (NaN is True)."""
     target = to_numpy(dtype)
     a = as_tensor(x).atom
     if target == _dt.BOOL and a.aval.dtype != _dt.BOOL:
@@ -448,10 +628,11 @@ del _dunder, _name, _prim, _slow, _reflected
 
 
 __all__ = [
-    "abs", "absolute", "add", "astype", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clip",
-    "cos", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal", "invert",
-    "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log10", "log1p", "log2", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal",
-    "positive", "power", "reciprocal", "remainder", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt",
-    "square", "subtract", "tan", "tanh", "true_divide", "where",
+    "abs", "absolute", "add", "astype", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "cos", "divide", "divmod", "equal", "exp", "expm1", "floor",
+    "floor_divide", "greater", "greater_equal", "invert", "isfinite", "isinf", "isnan", "left_shift", "less",
+    "less_equal", "log", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
+    "minimum", "mod", "multiply", "negative", "not_equal", "positive", "power", "reciprocal", "remainder",
+    "right_shift", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "subtract", "tan", "tanh",
+    "true_divide", "where",
 ]

@@ -27,3 +27,11 @@ def summaries(x: Tensor[f32, Batch, Feature], m: Tensor[f32, Feature, Feature]) 
     square: Tensor[f32, Feature, Feature] = tnp.tril(m) + tnp.triu(m, 1).T
     per_feature: Tensor[f32, Feature] = tnp.nanmean(x, axis=Batch) + tnp.median(x, axis=0)
     return per_feature @ square + tnp.trace(m)
+
+
+@ts.program
+def packed(codes: Tensor[i32, Batch, Feature], shifts: Tensor[i32, Feature]) -> Tensor[i32, Batch, Feature]:
+    high: Tensor[i32, Batch, Feature] = codes << shifts
+    low: Tensor[i32, Batch, Feature] = (codes >> 2) & tnp.right_shift(codes, 1)
+    quotient, rest = divmod(codes, 7)
+    return high + low + quotient + rest + (1 << shifts) + tnp.left_shift(codes, shifts)
