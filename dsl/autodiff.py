@@ -268,9 +268,7 @@ def _tangent_atoms(primals: Sequence[Any], tangents: Sequence[Any], sub: Subgrap
 def _as_atom(x: Any, dtype: np.dtype[Any]) -> Atom:
     """A tangent or cotangent operand; Python scalars (weakly typed) take the primal's dtype."""
     if isinstance(x, WeakTraced) and x.aval.dtype != dtype:
-        from .staging.primitives import elementwise as E
-
-        return E.convert(x.atom, dtype)
+        return x.as_dtype(dtype)
     if isinstance(x, Traced):
         return x.atom
     if type(x) in (float, int, bool):
@@ -280,8 +278,9 @@ def _as_atom(x: Any, dtype: np.dtype[Any]) -> Atom:
     return to_atom(x)
 
 
-def _jvp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
-    op = "jvp"
+def _jvp_staged(
+    fun: Callable[..., Any], primals: tuple[Any, ...], tangents: tuple[Any, ...], op: str = "jvp"
+) -> tuple[Any, Any]:
     nums = tuple(range(len(primals)))
     names = param_names(fun)
     _check_leaves(primals, nums, names, op)
@@ -315,7 +314,8 @@ def linearize(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[..., A]
     out = _call(fun, primals)
 
     def f_jvp(*tangents: Any) -> A:
-        return jvp(fun, primals, tangents)[1]
+        staged = lambda p, t: _jvp_staged(fun, tuple(p), tuple(t), "linearize")  # noqa: E731
+        return _run("linearize", staged, tuple(primals), tuple(tangents))[1]  # type: ignore[no-any-return]
 
     return out, f_jvp
 

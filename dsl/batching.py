@@ -241,7 +241,7 @@ def _in_specs(in_axes: Any, args: tuple[Any, ...], kwargs: dict[str, Any], loc: 
     if len(in_axes) != len(args):
         raise TransformError(
             f"[vmap] in_axes has {len(in_axes)} entries but the function was called with {len(args)} positional "
-            "arguments",
+            f"arguments{_arg_types(args)}",
             None,
             loc,
         )
@@ -249,6 +249,12 @@ def _in_specs(in_axes: Any, args: tuple[Any, ...], kwargs: dict[str, Any], loc: 
     for i, (prefix, arg) in enumerate(zip(in_axes, args)):
         specs += _broadcast_prefix(prefix, arg, f"in_axes[{i}]", f"argument {i}", loc)
     return specs + kw_specs
+
+
+def _arg_types(args: tuple[Any, ...]) -> str:
+    """`` (f32[N=3], a tuple)``: what each positional argument is, for messages."""
+    kinds = [str(_leaf_aval(a)) if _is_array(a) else f"a {type(a).__name__}" for a in args]
+    return f" ({', '.join(kinds)})" if kinds else ""
 
 
 def _is_spec_leaf(x: object) -> bool:
@@ -300,12 +306,12 @@ def _resolve_axis(spec: AxisSpec, leaf: Any, where: str, loc: SourceLoc | None) 
 def _axis_size(
     leaves: Sequence[Any], axes: Sequence[BatchDim], where: Sequence[str], given: int | None, loc: SourceLoc | None
 ) -> int:
-    sizes = [(w, _leaf_aval(x).shape[a]) for x, a, w in zip(leaves, axes, where) if a is not None]
-    found = {n for _, n in sizes}
+    mapped = [(w, _leaf_aval(x), a) for x, a, w in zip(leaves, axes, where) if a is not None]
+    found = {aval.shape[a] for _, aval, a in mapped}
     if given is not None:
         found.add(given)
     if len(found) > 1:
-        listing = ", ".join(f"{w} has size {n} along axis {a}" for (w, n), a in zip(sizes, [a for a in axes if a is not None]))
+        listing = ", ".join(f"{w} ({aval}) has size {aval.shape[a]} along axis {a}" for w, aval, a in mapped)
         extra = f" and axis_size={given}" if given is not None else ""
         raise TransformError(f"[vmap] mapped axes have different sizes: {listing}{extra}", None, loc)
     if not found:

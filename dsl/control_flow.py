@@ -275,12 +275,13 @@ def fori_loop(
 def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: Any) -> Any:
     """``for i in range(lower, upper): carry = body_fn(i, carry)``.
 
-    With Python int bounds the trip count is static and the loop is a ``scan`` (reverse-differentiable);
-    with staged bounds it is a ``while_loop``."""
-    static = all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) for b in (lower, upper))
+    With concrete integer bounds (Python or NumPy ints, 0-d integer NumPy arrays) the trip count is static and the
+    loop is a ``scan`` (reverse-differentiable); with staged bounds it is a ``while_loop``."""
+    static = all(_static_bound(b) for b in (lower, upper))
+    if static:
+        lower, upper = int(lower), int(upper)
     if not is_staging():
-        bounds = (int(lower), int(upper)) if static else (lower, upper)
-        return _FORI(*bounds, body_fn, init)
+        return _FORI(lower, upper, body_fn, init)
     if static:
         lo, hi = int(lower), int(upper)
 
@@ -305,21 +306,36 @@ def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: 
     return result
 
 
+def _static_bound(b: Any) -> bool:
+    """Whether a loop bound is concrete, so the trip count is known while staging (as JAX reads concrete bounds)."""
+    if isinstance(b, (bool, np.bool_)):
+        return False
+    if isinstance(b, np.ndarray):
+        return b.ndim == 0 and np.issubdtype(b.dtype, np.integer)
+    return isinstance(b, (int, np.integer))
+
+
 @overload
 def scan(
     f: Callable[[Scalar, Any], tuple[Scalar, Any]], init: float, xs: Any, length: int | None = None,
-    reverse: bool = False,
+    reverse: bool = False, unroll: int | bool = 1,
 ) -> tuple[Scalar, Any]: ...
 @overload
 def scan(
-    f: Callable[[C, Any], tuple[C, Any]], init: C, xs: Any, length: int | None = None, reverse: bool = False
+    f: Callable[[C, Any], tuple[C, Any]], init: C, xs: Any, length: int | None = None, reverse: bool = False,
+    unroll: int | bool = 1,
 ) -> tuple[C, Any]: ...
 def scan(
-    f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: int | None = None, reverse: bool = False
+    f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any, length: int | None = None, reverse: bool = False,
+    unroll: int | bool = 1,
 ) -> tuple[Any, Any]:
     """``carry, y = f(carry, x)`` for each ``x`` along the leading axis of ``xs``; returns the last carry and the
     stacked ``y``s. ``xs`` may be None (or an empty pytree) when ``length`` is given; ``reverse`` runs from the end.
+    ``unroll`` (JAX's loop-unrolling hint) is checked and accepted for compatibility but does not unroll: the
+    results are the same, and XLA schedules the rolled loop.
     """
+    if not (isinstance(unroll, bool) or (isinstance(unroll, (int, np.integer)) and unroll >= 1)):
+        raise TypeError(f"scan: unroll must be a positive int or a bool, got {unroll!r}")
     if not is_staging():
         return _SCAN(f, init, xs, length, reverse)  # type: ignore[no-any-return]
     carry, c_weak, c_tree = _flatten("scan", init)

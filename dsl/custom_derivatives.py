@@ -23,7 +23,7 @@ from .staging.source import user_location
 from .signature import Spec
 from .subgraph import Subgraph, function_name, is_tensor_leaf, stage_subgraph
 from .tensor import Traced
-from .trace import wrap
+from .trace import WeakTraced, wrap
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -210,7 +210,11 @@ class custom_vjp(_CustomDerivative[P, R]):  # noqa: N801 - JAX's name
             avals = iter(arg_avals)
             return [leaf for i, c in enumerate(cts) for leaf in _cotangent_leaves(c, args[i], avals, i, bwd_name, loc)]
 
-        placeholders = [_placeholder(a) for a in (*res_avals, *fun.graph.out_avals)]
+        # A residual that is a Python scalar argument passed through stays weakly typed in bwd, as in the function.
+        weak_inputs = _weak_inputs(args, fwd)
+        res_outs = fwd.graph.outputs[n_out:]
+        placeholders = [weak_inputs.get(id(r), _placeholder(r.aval)) for r in res_outs]
+        placeholders += [_placeholder(a) for a in fun.graph.out_avals]
         with _rules_staging(self):
             bwd = stage_subgraph(bwd_flat, placeholders, {}, tuple(range(len(placeholders))))
         _check_types(bwd_name, "cotangent", bwd.graph.out_avals, arg_avals, loc)
@@ -248,6 +252,14 @@ def _split_nondiff(
     return nondiff, diff, merge
 
 
+def _weak_inputs(args: Sequence[Any], sub: Subgraph) -> dict[int, Any]:
+    """The graph inputs of ``sub`` staged from weakly typed leaves of ``args`` (by id), each with its leaf."""
+    dynamic = [x for x in pytree.leaves(tuple(args)) if is_tensor_leaf(x) or type(x) in (float, int, bool)]
+    return {
+        id(v): x for v, x in zip(sub.graph.inputs, dynamic) if type(x) in (float, int, bool) or isinstance(x, WeakTraced)
+    }
+
+
 def _placeholder(aval: Aval) -> Spec:
     """An abstract argument of type ``aval`` for staging a rule (it becomes a graph input of that type)."""
     return Spec(aval.shape, aval.dtype, aval.dims)
@@ -257,7 +269,15 @@ def _abstract_args(args: Sequence[Any], avals: Sequence[Aval]) -> tuple[Any, ...
     """``args`` with each tensor leaf (in order) replaced by a placeholder of the matching type."""
     leaves, tree = pytree.flatten(tuple(args))
     it = iter(avals)
-    swapped = [_placeholder(next(it)) if is_tensor_leaf(x) or type(x) in (float, int, bool) else x for x in leaves]
+    swapped = []
+    for x in leaves:
+        if is_tensor_leaf(x) or type(x) in (float, int, bool):
+            aval = next(it)
+            # Python scalars stay weakly typed in the rule, as in the function (``sin(x) * y`` with y=2.0 and x f64).
+            weak = type(x) in (float, int, bool) or isinstance(x, WeakTraced)
+            swapped.append(x if weak else _placeholder(aval))
+        else:
+            swapped.append(x)
     return pytree.unflatten(tree, swapped)  # type: ignore[no-any-return]
 
 

@@ -57,8 +57,13 @@ def _leaf_aval(leaf: Any) -> Aval:
         return leaf.aval
     if isinstance(leaf, (np.ndarray, np.generic)):
         return Aval(leaf.shape, _dt.canonical(leaf.dtype))
-    host = as_host_array(leaf)  # Python scalar: default dtype, weakly typed
+    if type(leaf) is float:  # passed as float64, staged weakly typed: ``a + s`` keeps all of s for an f64 ``a``
+        return _PRECISE_FLOAT_AVAL
+    host = as_host_array(leaf)  # Python int or bool: default dtype, weakly typed
     return Aval((), host.dtype)
+
+
+_PRECISE_FLOAT_AVAL = Aval((), np.dtype(np.float64))
 
 
 # Leaf types that are dynamic and carry their own aval (``_is_dynamic`` and ``_leaf_aval`` say so, with more calls).

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import pytree
 from .array import Array, as_host_array
+from .staging import dtypes as _dt
 from .staging.builder import building, gc_paused
 from .staging.dce import dce_close_over
 from .staging.errors import TransformError
@@ -19,9 +20,26 @@ from .tensor import Tensor, Traced
 
 
 class WeakTraced(Traced[Any]):
-    """A staged Python scalar: takes the dtype of the array it meets (weak typing, as in JAX)."""
+    """A staged Python scalar: takes the dtype of the array it meets (weak typing, as in JAX).
 
-    __slots__ = ()
+    ``precise`` is the float64 value of a Python float passed to a program: its ``atom`` (in the default dtype)
+    serves where it stands alone, ``precise`` where it meets a float64 array, so ``a + 0.1`` keeps every digit.
+    """
+
+    __slots__ = ("precise",)
+
+    def __init__(self, atom: Atom, precise: Atom | None = None) -> None:
+        super().__init__(atom)
+        self.precise = precise
+
+    def as_dtype(self, dtype: np.dtype[Any]) -> Atom:
+        """The scalar converted to ``dtype``, from its most precise value."""
+        source = self.precise if self.precise is not None else self.atom
+        if source.aval.dtype == dtype:
+            return source
+        from .staging.primitives import elementwise as E
+
+        return E.convert(source, dtype)
 
 
 def to_atom(x: Any) -> Atom:
@@ -81,7 +99,7 @@ def _trace_flat(
                 assert aval is not None
                 var = Var(aval)
                 inputs.append(var)
-                call_leaves.append(WeakTraced(var) if is_weak else Traced(var))
+                call_leaves.append(_weak_input(var) if is_weak else Traced(var))
             else:
                 call_leaves.append(leaf)
         args, kwargs = pytree.unflatten(treedef, call_leaves)
@@ -90,6 +108,17 @@ def _trace_flat(
         outputs = [x.atom if type(x) is Traced else _output_atom(x) for x in out_leaves]  # staged values mostly
     graph, closure = dce_close_over(builder.graph(inputs, outputs))
     return TracedFunction(graph, out_tree, tuple(closure))
+
+
+_PRECISE_FLOAT = np.dtype(np.float64)
+
+
+def _weak_input(var: Var) -> WeakTraced:
+    if var.aval.dtype == _PRECISE_FLOAT:  # a Python float, passed at full precision
+        from .staging.primitives import elementwise as E
+
+        return WeakTraced(E.convert(var, _dt.DEFAULT_FLOAT), precise=var)
+    return WeakTraced(var)
 
 
 def _output_atom(x: Any) -> Atom:

@@ -488,7 +488,7 @@ def test_inconsistent_sizes_name_the_arguments(rng: np.random.Generator) -> None
         ts.vmap(f)(np.zeros((3, 2), np.float32), np.zeros((4, 2), np.float32))
     message = str(info.value)
     assert message.startswith("[vmap]")
-    assert "argument xs has size 3" in message and "argument ys has size 4" in message
+    assert "argument xs (f32[3, 2]) has size 3" in message and "argument ys (f32[4, 2]) has size 4" in message
     assert "test_vmap.py:" in message
 
 

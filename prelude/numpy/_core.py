@@ -106,9 +106,7 @@ def describe(x: Any) -> str:
 def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
     """An operand as an atom; Python scalars take ``dtype`` (weak typing)."""
     if isinstance(x, WeakTraced) and dtype is not None and x.aval.dtype != dtype:
-        from ...staging.primitives import elementwise as E
-
-        return E.convert(x.atom, dtype)
+        return x.as_dtype(dtype)
     if isinstance(x, Traced):
         return x.atom
     if type(x) in (int, float, bool) and dtype is not None:

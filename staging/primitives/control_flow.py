@@ -255,8 +255,9 @@ def _while_jvp(
 def _while_vjp(cts: Any, primals: Any, outs: Any, wants: Any, **params: Any) -> Any:
     raise TransformError(
         "reverse-mode differentiation of a while_loop is not supported: its trip count is only known at run "
-        "time, so the values the backward pass needs cannot be saved. Use ts.fori_loop with static (Python int) "
-        "bounds or ts.scan, which are reverse-differentiable; forward mode (ts.jvp, ts.jacfwd) works on while_loop",
+        "time, so the values the backward pass needs cannot be saved. Use ts.fori_loop with static (Python or "
+        "NumPy int) bounds or ts.scan, which are reverse-differentiable; forward mode (ts.jvp, ts.jacfwd) works on "
+        "while_loop",
         "while_loop",
         current_loc(),
     )
