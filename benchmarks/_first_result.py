@@ -7,7 +7,8 @@ Usage: python _first_result.py {tensorstage|jax} {selu|mlp|deep_mlp|chain}
 (mlp: issue #3's train step; deep_mlp: the 100-layer one).
 
 ``python _first_result.py phases {selu|mlp|deep_mlp}`` instead times tensorstage's first result phase by phase
-(stage, compile or load, first run including the input transfer, second run), to show what bounds a warm start.
+(stage, compile or load, first run including the input transfer, second run, the median of later runs), to show
+what bounds a warm start; ``BENCH_COMPILER_OPTIONS`` (JSON) passes ``compiler_options`` to its compile.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+STEADY_RUNS = 9  # after the second run: their median is the steady state
 CHAIN_STEPS = 700  # x3 ops: a 2100-op elementwise chain, compile-bound like JAXLIB.md's 2000-op probe
 
 
@@ -74,15 +76,16 @@ def phases(workload: str) -> None:
     staged = f.stage(*args)
     staged.stablehlo()
     marks.append(time.perf_counter())
-    compiled = staged.compile()
+    compiled = staged.compile(compiler_options=json.loads(os.environ.get("BENCH_COMPILER_OPTIONS", "{}")))
     marks.append(time.perf_counter())
-    for _ in range(2):
+    for _ in range(2 + STEADY_RUNS):
         ts.tree_map(lambda a: a.block_until_ready(), compiled(*args))
         marks.append(time.perf_counter())
     seconds = [b - a for a, b in zip(marks, marks[1:])]
     print(json.dumps({
         "stage_s": seconds[0], "compile_or_load_s": seconds[1], "first_run_s": seconds[2],
-        "second_run_s": seconds[3], "from_disk": compiled.from_disk_cache,
+        "second_run_s": seconds[3], "steady_run_s": sorted(seconds[4:])[STEADY_RUNS // 2],
+        "from_disk": compiled.from_disk_cache,
     }))
 
 

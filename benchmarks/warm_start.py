@@ -6,11 +6,13 @@ issue #3's MLP train step and the 100-layer one (XLA:CPU's first execution of a 
 whether the executable was compiled or deserialized, which bounds those rows). Anchor: jax with its own persistent
 compilation cache (min compile time and entry size 0), cold and warm the same way, when jax is installed. A second
 table times the phases of one first result (stage, compile or load, first run with the input transfer, second
-run) cold and warm, to show what bounds them.
+run) cold and warm, to show what bounds them. A third compares the cold first run and the steady state with
+XLA:CPU's YNNPACK matmuls on (the default) and off (``compiler_options``).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from typing import Any
@@ -38,6 +40,7 @@ def main() -> None:
         rows.append(row)
     report("warm start: new process, first result", rows)
     report("warm start: phases of a first result (new process, ms)", anatomy())
+    report("first run with XLA's own matmul kernels (compiler_options, new process, cold, ms)", without_ynnpack())
 
 
 def warm_and_cold(impl: str, workload: str) -> dict[str, Any]:
@@ -94,12 +97,38 @@ def anatomy() -> list[dict[str, Any]]:
                 if cache == "cold":
                     first_result("phases", workload, TENSORSTAGE_CACHE_DIR=filled)
                 best = min(runs, key=lambda r: r["stage_s"] + r["compile_or_load_s"] + r["first_run_s"])
-                rows.append({"workload": workload, "cache": cache, "from_disk": best["from_disk"]} | {
-                    name[:-2] + "_ms": best[name] * 1e3
-                    for name in ("stage_s", "compile_or_load_s", "first_run_s", "second_run_s")
-                })
+                rows.append({"workload": workload, "cache": cache, "from_disk": best["from_disk"]} | _in_ms(best))
         finally:
             shutil.rmtree(filled, ignore_errors=True)
+    return rows
+
+
+PHASES = ("stage_s", "compile_or_load_s", "first_run_s", "second_run_s", "steady_run_s")
+YNNPACK_OFF = {"xla_cpu_experimental_ynn_fusion_type": ""}
+
+
+def _in_ms(run: dict[str, Any]) -> dict[str, float]:
+    return {name[:-2] + "_ms": run[name] * 1e3 for name in PHASES}
+
+
+def without_ynnpack() -> list[dict[str, Any]]:
+    """XLA:CPU hands matmuls to YNNPACK, which builds a runtime per matmul on a program's first run (most of the
+    deep step's first run). ``compiler_options`` can turn that off: the first run and the steady state, both ways."""
+    rows = []
+    for workload in ("mlp", "deep_mlp"):
+        for label, options in (("default", {}), ("ynnpack off", YNNPACK_OFF)):
+            runs = []
+            for _ in range(3):
+                directory = tempfile.mkdtemp(prefix="ts-cold-")
+                try:
+                    runs.append(first_result(
+                        "phases", workload, TENSORSTAGE_CACHE_DIR=directory, BENCH_COMPILER_OPTIONS=json.dumps(options)
+                    ))
+                finally:
+                    shutil.rmtree(directory, ignore_errors=True)
+            best = min(runs, key=lambda r: r["first_run_s"])
+            steady = sorted(r["steady_run_s"] for r in runs)[1]
+            rows.append({"workload": workload, "matmuls": label} | _in_ms(best) | {"steady_run_ms": steady * 1e3})
     return rows
 
 

@@ -127,8 +127,10 @@ class Program(Generic[P, R]):
         cache_size: int = _DEFAULT_CACHE_SIZE,
         scalars_dynamic: bool = True,
         check_annotations: bool = True,
+        compiler_options: backend.CompilerOptions | None = None,
     ) -> None:
         self.fn = fn
+        self.compiler_options = dict(compiler_options) if compiler_options else None
         self.name: str = name or str(getattr(fn, "__name__", "program"))
         self.static_argnums = tuple(static_argnums)
         self.donate_argnums = tuple(donate_argnums)
@@ -202,7 +204,7 @@ class Program(Generic[P, R]):
             if len(self.recompile_reasons) > _KEPT_REASONS:
                 del self.recompile_reasons[:-_KEPT_REASONS]  # the latest reasons; memory stays bounded
         staged = self._stage_signature(signature, leaves, user_location())
-        compiled = staged.compile(device=self.device)
+        compiled = staged.compile(device=self.device, compiler_options=self.compiler_options)
         self._cache[signature.key] = compiled
         compiled._used[0] = True  # never evict the program being added
         self._evict()
@@ -401,7 +403,12 @@ def _def_loc(fn: Callable[..., Any]) -> SourceLoc | None:
 def program(fn: Callable[P, R], /) -> Program[P, R]: ...
 @overload
 def program(
-    *, static_argnums: Sequence[int] = (), donate_argnums: Sequence[int] = (), device: str = "cpu", name: str | None = None
+    *,
+    static_argnums: Sequence[int] = (),
+    donate_argnums: Sequence[int] = (),
+    device: str = "cpu",
+    name: str | None = None,
+    compiler_options: backend.CompilerOptions | None = None,
 ) -> Callable[[Callable[P, R]], Program[P, R]]: ...
 def program(
     fn: Callable[P, R] | None = None,
@@ -411,11 +418,18 @@ def program(
     donate_argnums: Sequence[int] = (),
     device: str = "cpu",
     name: str | None = None,
+    compiler_options: backend.CompilerOptions | None = None,
 ) -> Program[P, R] | Callable[[Callable[P, R]], Program[P, R]]:
-    """Make a typed Python function a Program (use as ``@ts.program`` or ``@ts.program(donate_argnums=...)``)."""
+    """Make a typed Python function a Program (use as ``@ts.program`` or ``@ts.program(donate_argnums=...)``).
+
+    ``compiler_options`` are XLA debug options for every compile of this program, named as in ``XLA_FLAGS``
+    without the dashes (``{"xla_cpu_experimental_ynn_fusion_type": ""}``, say); see ``Staged.compile``."""
 
     def make(f: Callable[P, R]) -> Program[P, R]:
-        return Program(f, static_argnums=static_argnums, donate_argnums=donate_argnums, device=device, name=name)
+        return Program(
+            f, static_argnums=static_argnums, donate_argnums=donate_argnums, device=device, name=name,
+            compiler_options=compiler_options,
+        )
 
     return make(fn) if fn is not None else make
 
@@ -476,12 +490,20 @@ class Staged(Generic[P, R]):
                 leaf += 1
         return tuple(donated)
 
-    def compile(self, device: str | Device = "cpu") -> Compiled[P, R]:
+    def compile(
+        self, device: str | Device = "cpu", compiler_options: backend.CompilerOptions | None = None
+    ) -> Compiled[P, R]:
+        """An XLA executable for ``device``. ``compiler_options`` override XLA's debug options for this compile
+        (names as in ``XLA_FLAGS`` without the dashes; part of the disk cache's key): for instance
+        ``{"xla_cpu_experimental_ynn_fusion_type": ""}`` leaves CPU matmuls to XLA's own kernels, whose first run
+        is several times quicker than YNNPACK's (one runtime built per matmul) at some cost in steady-state speed
+        (BENCHMARKS.md). Names or values XLA refuses raise a ValueError."""
         if not isinstance(device, (str, Device)):
             raise TypeError(f"compile(): device must be a platform name such as 'cpu' or a ts.Device, got {device!r}")
         target = devices(device)[0] if isinstance(device, str) else device
         text = self.stablehlo(target.platform)
-        executable, from_disk = backend.compile_module_cached(text, [target.xla])
+        options = backend.compile_options(compiler_options)
+        executable, from_disk = backend.compile_module_cached(text, [target.xla], options)
         compiled = Compiled(self, executable, target, text)
         compiled.from_disk_cache = from_disk
         return compiled

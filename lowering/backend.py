@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -83,6 +83,24 @@ def client_for(platform: str) -> Any:
     raise ValueError(f"unknown device platform {platform!r}; use 'cpu' or 'gpu'")
 
 
+CompilerOptions = Mapping[str, str | bool | int | float]
+
+
+def compile_options(overrides: CompilerOptions | None = None) -> Any:
+    """XLA ``CompileOptions`` with debug-option overrides, named as in ``XLA_FLAGS`` without the dashes (they are
+    part of the executable cache's key). Names and values XLA refuses raise a ValueError at compile time."""
+    options = xc.CompileOptions()
+    if overrides:
+        for name, value in overrides.items():
+            if not isinstance(name, str) or not isinstance(value, (str, bool, int, float)):
+                raise TypeError(
+                    f"compiler_options: expected option names (str) mapped to str, bool, int or float values, got "
+                    f"{name!r}: {value!r}"
+                )
+        options.env_option_overrides = sorted(overrides.items())
+    return options
+
+
 def compile_module(text: str, devices: Sequence[Any], options: Any | None = None) -> Any:
     """Compile StableHLO text for ``devices``, through the persistent executable cache when it is enabled."""
     executable, _ = compile_module_cached(text, devices, options)
@@ -94,4 +112,14 @@ def compile_module_cached(text: str, devices: Sequence[Any], options: Any | None
     device_list = xc.DeviceList(tuple(devices))
     opts = options if options is not None else xc.CompileOptions()
     client = devices[0].client
-    return compile_cache.compile_cached(text, devices, opts, lambda: client.compile_and_load(text, device_list, opts))
+
+    def compile() -> Any:
+        try:
+            return client.compile_and_load(text, device_list, opts)
+        except RuntimeError as exc:  # XLA's own error type; an option it refuses is the caller's mistake
+            message = str(exc)
+            if "No such compile option" in message or "While setting option" in message:
+                raise ValueError(f"compiler_options: {message.partition(': ')[2] or message}") from None
+            raise
+
+    return compile_cache.compile_cached(text, devices, opts, compile)
