@@ -192,7 +192,9 @@ class _Batched:
         name = _batch_name(leaves, axes, where, self.name, loc)
 
         dynamic = [_is_array(x) and not (_is_python_scalar(x) and a is None) for x, a in zip(leaves, axes)]
-        atoms = [to_atom(x) if d else None for x, d in zip(leaves, dynamic)]
+        # A weak scalar (a Python float passed to an enclosing program) is staged from its float64 value.
+        atoms = [(x.most_precise if isinstance(x, WeakTraced) else to_atom(x)) if d else None
+                 for x, d in zip(leaves, dynamic)]
         example_avals = [_unbatched(a.aval, ax) if a is not None else None for a, ax in zip(atoms, axes)]
         weak = [isinstance(x, WeakTraced) for x in leaves]
         with axis_frame(name, size, "vmap"):  # collectives may name the axis; batch_emit below walks it

@@ -27,7 +27,7 @@ from .staging.primitives.subgraph_edits import join_types
 from .staging.shapes import describe
 from .staging.source import user_location
 from .tensor import Tensor, Traced
-from .trace import TracedFunction, WeakTraced, to_atom, trace_flat, wrap
+from .trace import TracedFunction, WeakTraced, to_atom, trace_flat, weak_float_atom, wrap
 
 C = TypeVar("C")  # a loop carry: any pytree of tensors
 R = TypeVar("R")  # what the branches of a cond return
@@ -38,14 +38,18 @@ Scalar = Tensor[Any]  # a Python scalar carry is staged as a rank-0 tensor (so t
 
 def _leaf_atom(op: str, leaf: Any) -> tuple[Atom, bool]:
     """A tensor-like leaf as an atom, and whether it is a weakly typed Python scalar."""
+    if isinstance(leaf, WeakTraced):
+        return leaf.most_precise, True
     if isinstance(leaf, Traced):
-        return leaf.atom, isinstance(leaf, WeakTraced)
+        return leaf.atom, False
     if isinstance(leaf, (Array, np.ndarray, np.generic)):
         atom = to_atom(leaf)
         if isinstance(atom, Literal):
             atom = Literal(atom.value, Aval(atom.aval.shape, _dt.canonical(atom.aval.dtype)))
         return atom, False
-    if type(leaf) in (bool, int, float):
+    if type(leaf) is float:
+        return weak_float_atom(leaf), True
+    if type(leaf) in (bool, int):
         return to_atom(leaf), True
     raise TypeError(f"{op}: a {type(leaf).__name__} leaf is not a tensor; operands and carries are pytrees of tensors")
 

@@ -94,6 +94,10 @@ def stage_subgraph(
         if type(leaf) is Traced:  # the common leaf, as ``_leaf_atom`` reads it, without its calls
             atom: Atom = leaf.atom
             is_weak = False
+        elif isinstance(leaf, WeakTraced) and arg not in scalar_args:
+            # A Python float passed to an enclosing program, here an operand: staged from its float64 value (a
+            # differentiated one keeps the default float, so its gradient has that dtype, as in JAX).
+            atom, is_weak = leaf.most_precise, True
         elif is_tensor_leaf(leaf) or (arg in scalar_args and type(leaf) in (float, int, bool)):
             atom, is_weak = _leaf_atom(leaf)
         else:

@@ -19,6 +19,10 @@ from .staging.source import user_location
 from .tensor import Tensor, Traced
 
 
+_PRECISE_FLOAT = np.dtype(np.float64)
+_PRECISE_FLOAT_AVAL = Aval((), _PRECISE_FLOAT)
+
+
 class WeakTraced(Traced[Any]):
     """A staged Python scalar: takes the dtype of the array it meets (weak typing, as in JAX).
 
@@ -32,9 +36,14 @@ class WeakTraced(Traced[Any]):
         super().__init__(atom)
         self.precise = precise
 
+    @property
+    def most_precise(self) -> Atom:
+        """The value to stage a nested function's weak input from: ``precise`` where there is one."""
+        return self.precise if self.precise is not None else self.atom
+
     def as_dtype(self, dtype: np.dtype[Any]) -> Atom:
         """The scalar converted to ``dtype``, from its most precise value."""
-        source = self.precise if self.precise is not None else self.atom
+        source = self.most_precise
         if source.aval.dtype == dtype:
             return source
         from .staging.primitives import elementwise as E
@@ -51,6 +60,11 @@ def to_atom(x: Any) -> Atom:
         return Literal(np.asarray(host), x.aval.anonymous())
     host = as_host_array(x)
     return Literal(host, Aval(host.shape, host.dtype))
+
+
+def weak_float_atom(x: float) -> Literal:
+    """A Python float staged as a weakly typed input: float64, so no digit is lost before it meets an array."""
+    return Literal(np.asarray(x, _PRECISE_FLOAT), _PRECISE_FLOAT_AVAL)
 
 
 def wrap(atom: Atom, weak: bool = False) -> Traced[Any]:
@@ -108,9 +122,6 @@ def _trace_flat(
         outputs = [x.atom if type(x) is Traced else _output_atom(x) for x in out_leaves]  # staged values mostly
     graph, closure = dce_close_over(builder.graph(inputs, outputs))
     return TracedFunction(graph, out_tree, tuple(closure))
-
-
-_PRECISE_FLOAT = np.dtype(np.float64)
 
 
 def _weak_input(var: Var) -> WeakTraced:

@@ -542,6 +542,30 @@ def test_float_program_arguments_keep_their_digits_for_f64_arrays(rng: np.random
     np.testing.assert_array_equal(np.asarray(grads), np.full(4, s))
 
 
+def test_float_operands_of_nested_functions_keep_their_digits(rng: np.random.Generator) -> None:
+    """The same through cond operands, loop carries, grad's other arguments, vmap and checkpoint, staged and
+    eager (eager calls stage a program, whose float arguments are weak float64 inputs)."""
+    x = rng.standard_normal(3)
+    s = float(rng.standard_normal())
+
+    def cond(a: Any, t: Any) -> Any:
+        return ts.cond(a[0] > -100, lambda v, u: v + u, lambda v, u: v - u, a, t)
+
+    def loop(a: Any, t: Any) -> Any:
+        return ts.fori_loop(0, 3, lambda i, c: c + tnp.sum(a), t)
+
+    cases: dict[str, tuple[Any, Any]] = {
+        "cond": (cond, x + s),
+        "fori carry": (loop, s + 3 * np.sum(x)),
+        "grad's other argument": (lambda a, t: ts.grad(lambda v, u: tnp.sum(v * u))(a, t), np.full(3, s)),
+        "vmap": (lambda a, t: ts.vmap(lambda v, u: v + u, in_axes=(0, None))(a, t), x + s),
+        "checkpoint": (lambda a, t: ts.checkpoint(lambda v, u: v * u)(a, t), x * s),
+    }
+    for name, (fn, want) in cases.items():
+        for mode, got in (("staged", ts.program(fn)(x, s)), ("eager", fn(x, s))):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15, atol=1e-15, err_msg=f"{name}, {mode}")
+
+
 def test_shift_and_divmod_operators(rng: np.random.Generator) -> None:
     def run(a: Any, b: Any) -> Any:
         return (a << 3, a >> 2, 3 << b, 100 >> b, a << b, a >> b, *divmod(a, b), *divmod(7, b), *divmod(a, 5))
