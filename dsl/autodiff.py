@@ -154,7 +154,7 @@ def _value_and_grad_staged(
     one = literal(1, sub.graph.outputs[0].aval.dtype)
     cts: list[MaybeZero] = [one]
     cts.extend(Zero(a.aval) for a in sub.graph.outputs[1:])  # aux outputs get no cotangent
-    outs, in_cts = vjp_inline(sub.graph, sub.atoms, cts, wants)
+    outs, in_cts = vjp_inline(sub.graph, sub.atoms, cts, wants, consume=True)  # ``sub`` is this call's alone
     value = sub.outputs(outs)
     grads = _per_arg(sub, nums, [wrap(a) for a in in_cts])
     return value, _select_args(grads, argnums)

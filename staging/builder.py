@@ -119,33 +119,42 @@ def bind(primitive: Primitive, *inputs: Atom, **params: Any) -> Any:
         outs = tuple([Var(a) for a in out])  # type: ignore[union-attr]
         builder.eqns.append(Equation(primitive, inputs, outs, params, loc))
         return outs
-    var = Var(out)  # type: ignore[arg-type]
+    var = _blank(Var)  # ``Var(out)`` without a Python-level ``__init__`` call (once per equation staged)
+    var.aval = out  # type: ignore[assignment]
     builder.eqns.append(Equation(primitive, inputs, (var,), params, loc))
     return var
+
+
+_blank = object.__new__  # an instance without running its ``__init__``; its slots are set right after
+
+
+def same_types(inputs: Sequence[Atom], old: Sequence[Atom]) -> bool:
+    """Whether operands ``inputs`` have the types of ``old``, one by one (a shape rule then gives what it gave)."""
+    if len(inputs) != len(old):
+        return False
+    for new_atom, old_atom in zip(inputs, old):
+        new_aval, old_aval = new_atom.aval, old_atom.aval
+        if new_aval is not old_aval and new_aval._key != old_aval._key:
+            return False
+    return True
 
 
 def rebind(eqn: Equation, inputs: Sequence[Atom]) -> Any:
     """``bind(eqn.primitive, *inputs, **eqn.params)``; when the operands have ``eqn``'s own input types, the shape
     rule would give ``eqn``'s output types again, so they are reused instead of recomputed (transforms replaying
     a graph call this once per equation)."""
-    old = eqn.inputs
-    if len(inputs) == len(old):
-        for new_atom, old_atom in zip(inputs, old):
-            new_aval, old_aval = new_atom.aval, old_atom.aval
-            if new_aval is not old_aval and new_aval._key != old_aval._key:
-                break
-        else:
-            if not _STACK:
-                current()
-            builder = _STACK[-1]
-            loc = builder.loc if builder.loc is not None else user_location()
-            if eqn.primitive.multiple_results:
-                outs = tuple([Var(v.aval) for v in eqn.outputs])
-                builder.eqns.append(Equation(eqn.primitive, tuple(inputs), outs, eqn.params, loc))
-                return outs
-            var = Var(eqn.outputs[0].aval)
-            builder.eqns.append(Equation(eqn.primitive, tuple(inputs), (var,), eqn.params, loc))
-            return var
+    if same_types(inputs, eqn.inputs):
+        if not _STACK:
+            current()
+        builder = _STACK[-1]
+        loc = builder.loc if builder.loc is not None else user_location()
+        if eqn.primitive.multiple_results:
+            outs = tuple([Var(v.aval) for v in eqn.outputs])
+            builder.eqns.append(Equation(eqn.primitive, tuple(inputs), outs, eqn.params, loc))
+            return outs
+        var = Var(eqn.outputs[0].aval)
+        builder.eqns.append(Equation(eqn.primitive, tuple(inputs), (var,), eqn.params, loc))
+        return var
     return bind(eqn.primitive, *inputs, **eqn.params)
 
 

@@ -47,7 +47,12 @@ def is_library_file(filename: str) -> bool:
 
 
 def user_location() -> SourceLoc | None:
-    frame = sys._getframe(1)
+    # Every caller is library code: the walk starts at the caller's caller (one frame object fewer to make; this
+    # runs per op staged).
+    try:
+        frame = sys._getframe(2)
+    except ValueError:  # called from the outermost frame: no user code above
+        return None
     library_files = _library_files
     user_files = _user_files
     while frame is not None:

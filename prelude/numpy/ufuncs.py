@@ -49,12 +49,13 @@ def _binary(name: str, prim: Primitive, x: Any, y: Any) -> Tensor[Any, Unpack[tu
         if a.aval.dtype == b.aval.dtype:  # one dtype (``h + bias``): what elementwise_operands gives then
             a, b = broadcast_atoms(name, [a, b])
             return wrap(bind(prim, a, b))
-    elif type(x) is Traced and type(y) in _PY_NUMBERS and _dt.is_float(x.aval.dtype):
+    elif type(x) is Traced and type(y) in _PY_NUMBERS and (dtype := x.atom.aval.dtype) in _dt.FLOATS:
         # Fast path: a float tensor and a Python number (``lr * g``), which adopts the tensor's dtype and stays a
-        # rank-0 operand: what elementwise_operands gives, without its general checks.
-        return wrap(bind(prim, x.atom, _number(y, x.aval.dtype)))
-    elif type(y) is Traced and type(x) in _PY_NUMBERS and _dt.is_float(y.aval.dtype):
-        return wrap(bind(prim, _number(x, y.aval.dtype), y.atom))
+        # rank-0 operand: what elementwise_operands gives, without its general checks. (``atom.aval``, not the
+        # ``aval`` property, and ``in FLOATS`` for ``is_float``: this runs per operator staged.)
+        return wrap(bind(prim, x.atom, _number(y, dtype)))
+    elif type(y) is Traced and type(x) in _PY_NUMBERS and (dtype := y.atom.aval.dtype) in _dt.FLOATS:
+        return wrap(bind(prim, _number(x, dtype), y.atom))
     a, b = elementwise_operands(name, x, y)
     return wrap(bind(prim, a, b))
 

@@ -12,9 +12,10 @@ for the value and once for the residuals).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import is_
 
 from .. import dtypes
-from ..builder import Builder, building, current, rebind
+from ..builder import Builder, building, current, rebind, same_types
 from ..dce import dce
 from ..ir import Atom, Equation, Graph, Var
 from ..primitives import elementwise as E
@@ -28,16 +29,23 @@ Backward = Callable[[Sequence[MaybeZero], Sequence[bool]], "Sequence[MaybeZero |
 # One active equation on the tape: the equation, its operands and outputs in the new graph, which operands are
 # active (they take cotangents), and the backward closure of a ``vjp_forward`` rule (else None). A plain tuple,
 # unpacked by the backward sweep.
-_Active = tuple[Equation, list[Atom], list[Atom], list[bool], "Backward | None"]
+_Active = tuple[Equation, list[Atom], Sequence[Atom], list[bool], "Backward | None"]
 
 
 def vjp_emit(
-    graph: Graph, primals: Sequence[Atom], cts_out: Sequence[MaybeZero], wants: Sequence[bool]
+    graph: Graph,
+    primals: Sequence[Atom],
+    cts_out: Sequence[MaybeZero],
+    wants: Sequence[bool],
+    consume: bool = False,
 ) -> tuple[list[Atom], list[MaybeZero]]:
     """Emit the forward and backward sweeps of ``graph`` into the active builder.
 
     Returns the primal outputs and one cotangent (or Zero) per graph input; ``wants[i]`` marks the inputs to
-    differentiate with respect to.
+    differentiate with respect to. ``consume``: the caller discards ``graph`` afterwards, so the forward sweep
+    may move its equations into the new graph, output variables and all, instead of copying them: an equation
+    reading its own operands goes in as it is, one reading operands of its own types (a graph input's primal) as
+    a copy with its own outputs, so the equations reading those need no copy either.
     """
     # Keyed by the graph's atoms themselves (they hash by identity); a literal is never in ``env`` or ``active``.
     env: dict[Atom, Atom] = dict(zip(graph.inputs, primals, strict=True))
@@ -48,6 +56,7 @@ def vjp_emit(
 
     builder = current() if graph.eqns else Builder()  # with no equations nothing is emitted here
     tape: list[_Active] = []
+    emitted = builder.eqns
     env_get = env.get
     is_active_atom = active.__contains__
     saved = builder.loc  # as ``located(eqn.loc)`` per equation, without a context manager or a try each
@@ -58,24 +67,36 @@ def vjp_emit(
             inputs = eqn.inputs
             if len(inputs) == 2:
                 x, y = inputs
-                ins = [env_get(x, x), env_get(y, y)]
+                a, b = env_get(x, x), env_get(y, y)
+                ins = [a, b]
+                own = a is x and b is y  # the equation's own operands
                 in_active = [x in active, y in active]
             elif len(inputs) == 1:
                 x = inputs[0]
-                ins = [env_get(x, x)]
+                a = env_get(x, x)
+                ins = [a]
+                own = a is x
                 in_active = [x in active]
             else:
                 ins = list(map(env_get, inputs, inputs))
+                own = all(map(is_, ins, inputs))
                 in_active = list(map(is_active_atom, inputs))
             prim = eqn.primitive
             is_active = prim.differentiable and True in in_active
             backward: Backward | None = None
-            builder.loc = eqn.loc if eqn.loc is not None else saved
             forward = prim.vjp_forward if is_active else None
+            outs: Sequence[Atom]
             if forward is not None:
+                builder.loc = eqn.loc if eqn.loc is not None else saved
                 out_seq, backward = forward(ins, in_active, **eqn.params)
                 outs = list(out_seq)
+            elif consume and eqn.loc is not None and (own or same_types(ins, inputs)):
+                # What ``rebind`` would emit (same operand types: same output types; the equation's location),
+                # with the equation's own output variables.
+                emitted.append(eqn if own else Equation(prim, tuple(ins), eqn.outputs, eqn.params, eqn.loc))
+                outs = eqn.outputs
             else:
+                builder.loc = eqn.loc if eqn.loc is not None else saved
                 out = rebind(eqn, ins)
                 outs = list(out) if prim.multiple_results else [out]
             outputs = eqn.outputs
@@ -166,11 +187,11 @@ def vjp_graph(graph: Graph, wants: Sequence[bool], ct_mask: Sequence[bool] | Non
 
 
 def vjp_inline(
-    graph: Graph, primals: Sequence[Atom], cts_out: Sequence[MaybeZero], wants: Sequence[bool]
+    graph: Graph, primals: Sequence[Atom], cts_out: Sequence[MaybeZero], wants: Sequence[bool], consume: bool = False
 ) -> tuple[list[Atom], list[Atom]]:
     """What ``inline(vjp_graph(graph, wants, mask), [*primals, *cotangents])`` emits into the active builder,
     without building and copying the intermediate graph: the outputs, and the cotangents of the wanted inputs
     (zeros materialized). Forward work the results do not need is left to the enclosing graph's DCE, which
-    every staged function gets (``trace_flat``)."""
-    outs, in_cts = vjp_emit(graph, primals, cts_out, wants)
+    every staged function gets (``trace_flat``). ``consume``: as ``vjp_emit``'s."""
+    outs, in_cts = vjp_emit(graph, primals, cts_out, wants, consume)
     return outs, [S.instantiate(ct) if isinstance(ct, Zero) else ct for ct, w in zip(in_cts, wants) if w]
