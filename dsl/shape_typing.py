@@ -80,8 +80,8 @@ class BoundReduction(Generic[DT, Unpack[Shape]]):
         return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims)
 
 
-class BoundAccumulatingReduction(BoundReduction[DT, Unpack[Shape]]):
-    """``x.sum`` / ``x.prod``: ``BoundReduction``'s overloads, and ``dtype=`` giving the result dtype."""
+class BoundDtypeReduction(BoundReduction[DT, Unpack[Shape]]):
+    """``x.sum`` / ``x.prod`` / ``x.mean``: ``BoundReduction``'s overloads, and ``dtype=`` giving the result dtype."""
 
     __slots__ = ()
 
@@ -95,32 +95,32 @@ class BoundAccumulatingReduction(BoundReduction[DT, Unpack[Shape]]):
     def __call__(self, axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]  # Tensor[DT, X, X] matches two positions alike
-        self: BoundAccumulatingReduction[DT, A, Unpack[S]], axis: type[A] | Literal[0],
+        self: BoundDtypeReduction[DT, A, Unpack[S]], axis: type[A] | Literal[0],
         keepdims: Literal[False] = False,
     ) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
-        self: BoundAccumulatingReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1],
+        self: BoundDtypeReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1],
         keepdims: Literal[False] = False,
     ) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
-        self: BoundAccumulatingReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1],
+        self: BoundDtypeReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1],
         keepdims: Literal[False] = False,
     ) -> Tensor[DT, A, Unpack[S]]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
-        self: BoundAccumulatingReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2],
+        self: BoundDtypeReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2],
         keepdims: Literal[False] = False,
     ) -> Tensor[DT, Unpack[S], B]: ...
     @overload
     def __call__(
-        self: BoundAccumulatingReduction[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2],
+        self: BoundDtypeReduction[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2],
         keepdims: Literal[False] = False,
     ) -> Tensor[DT, A, B, Unpack[S]]: ...
     @overload
     def __call__(
-        self: BoundAccumulatingReduction[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3],
+        self: BoundDtypeReduction[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3],
         keepdims: Literal[False] = False,
     ) -> Tensor[DT, Unpack[S], B, C]: ...
     @overload
@@ -194,13 +194,24 @@ class accumulating_method(reduction_method):  # noqa: N801
     @overload
     def __get__(
         self, obj: Tensor[NarrowSigned, Unpack[S]], owner: Any
-    ) -> BoundAccumulatingReduction[i32, Unpack[S]]: ...
+    ) -> BoundDtypeReduction[i32, Unpack[S]]: ...
     @overload
-    def __get__(self, obj: Tensor[u8, Unpack[S]], owner: Any) -> BoundAccumulatingReduction[u32, Unpack[S]]: ...
+    def __get__(self, obj: Tensor[u8, Unpack[S]], owner: Any) -> BoundDtypeReduction[u32, Unpack[S]]: ...
     @overload
-    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundAccumulatingReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundDtypeReduction[DT, Unpack[S]]: ...
     def __get__(self, obj: Any, owner: Any) -> Any:
-        return self if obj is None else BoundAccumulatingReduction(obj, self.name)
+        return self if obj is None else BoundDtypeReduction(obj, self.name)
+
+
+class dtype_reduction_method(reduction_method):  # noqa: N801
+    """``x.mean``: as ``reduction_method``, and the bound reduction takes ``dtype=``."""
+
+    @overload  # the same binding, to a subclass of BoundReduction
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundDtypeReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else BoundDtypeReduction(obj, self.name)
 
 
 class arg_reduction_method:  # noqa: N801
@@ -251,6 +262,54 @@ class matrix_transpose_attr:  # noqa: N801
 class Reduction(Protocol):
     """``tnp.sum(x, axis=...)`` and friends (same overloads as ``BoundReduction``)."""
 
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, Unpack[S]], axis: type[A] | Literal[0], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, A, B, Unpack[S]], axis: type[B] | Literal[1], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2], keepdims: Literal[False] = False
+    ) -> Tensor[DT, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3], keepdims: Literal[False] = False
+    ) -> Tensor[DT, Unpack[S], B, C]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], axis: OpenAxes | None = None, keepdims: bool = False
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+
+
+class MeanReduction(Protocol):
+    """``tnp.mean``: ``Reduction``'s overloads, and ``dtype=`` giving the result (and computation) dtype."""
+
+    @overload
+    def __call__(
+        self, x: Tensor[Any, Unpack[S]], axis: None = None, keepdims: Literal[False] = False, *, dtype: type[RT]
+    ) -> Tensor[RT]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[Any, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False, *,
+        dtype: type[RT],
+    ) -> Tensor[RT, Unpack[AnyShape]]: ...
     @overload
     def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...
     @overload
@@ -394,6 +453,10 @@ def as_reduction(fn: Callable[..., Any]) -> Reduction:
 
 
 def as_accumulating_reduction(fn: Callable[..., Any]) -> AccumulatingReduction:
+    return fn
+
+
+def as_mean_reduction(fn: Callable[..., Any]) -> MeanReduction:
     return fn
 
 

@@ -16,7 +16,8 @@ from typing_extensions import TypeVarTuple, Unpack
 from .dims import Dim
 from .dtypes import DType, Floating, bool_, i32
 from .shape_typing import (
-    accumulating_method, arg_reduction_method, matrix_transpose_attr, reduction_method, transpose_attr,
+    accumulating_method, arg_reduction_method, dtype_reduction_method, matrix_transpose_attr, reduction_method,
+    transpose_attr,
 )
 from .staging.errors import ConcretizationError
 from .staging.ir import Atom, Aval
@@ -509,7 +510,7 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     # ------------------------------------------------------------------------------------------- reductions
     # ``x.sum(axis=Batch)`` drops Batch from the type; an axis the tensor does not have is a type error.
     sum = accumulating_method("sum")
-    mean = reduction_method("mean")
+    mean = dtype_reduction_method("mean")
     max = reduction_method("max")
     min = reduction_method("min")
     prod = accumulating_method("prod")

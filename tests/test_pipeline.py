@@ -224,6 +224,29 @@ def test_sum_and_prod_with_a_dtype_accumulate_in_it_as_numpy(rng: np.random.Gene
     np.testing.assert_allclose(np.asarray(grads), 2 * x.astype(np.float64), rtol=1e-12)
 
 
+def test_mean_var_std_with_a_dtype_compute_in_it_as_numpy(rng: np.random.Generator) -> None:
+    counts = rng.integers(0, 100, size=(6, 5)).astype(np.int32)
+    x = (rng.standard_normal((6, 5)) * 3 + 1000).astype(np.float32)  # a large mean: f32 and f64 spreads differ
+    cases = [
+        (lambda c, v: tnp.mean(c, dtype=ts.f32), lambda: np.mean(counts, dtype=np.float32)),
+        (lambda c, v: c.mean(axis=0, dtype=ts.f64), lambda: counts.mean(axis=0, dtype=np.float64)),
+        (lambda c, v: tnp.var(v, axis=1, ddof=1, dtype=ts.f64), lambda: np.var(x, axis=1, ddof=1, dtype=np.float64)),
+        (lambda c, v: tnp.std(c, axis=0, keepdims=True, dtype=ts.f32),
+         lambda: np.std(counts, axis=0, keepdims=True, dtype=np.float32)),
+    ]
+    staged = ts.program(lambda c, v: tuple(f(c, v) for f, _ in cases))(counts, x)
+    for (fn, reference), got_staged in zip(cases, staged):
+        want = reference()
+        for got in (fn(ts.asarray(counts), ts.asarray(x)), got_staged):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5 if want.dtype == np.float32 else 1e-12)
+    with pytest.raises(ts.DTypeError, match=r"mean\(\.\.\., dtype=i32\): dtype must be a float dtype"):
+        tnp.mean(ts.asarray(counts), dtype=ts.i32)
+    grads = ts.grad(lambda v: tnp.mean(v, dtype=ts.f64))(x)
+    assert grads.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(grads), np.full(x.shape, 1 / x.size), rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_half_precision_sums_and_means_accumulate_in_32_bits(dtype: str, rng: np.random.Generator) -> None:
     half = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16)

@@ -16,9 +16,9 @@ from ...staging.ir import Atom
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
-from ...shape_typing import as_accumulating_reduction, as_arg_reduction, as_reduction
+from ...shape_typing import as_accumulating_reduction, as_arg_reduction, as_mean_reduction, as_reduction
 from ...tensor import Tensor, Traced
-from ._core import as_tensor, float_operand, normalize_axes, op, shape_error, wrap
+from ._core import as_tensor, dtype_error, float_operand, normalize_axes, op, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 Axis = int | type | Sequence[int | type] | None
@@ -114,10 +114,23 @@ def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
     return n
 
 
-@as_reduction
+def _in_float(op_name: str, x: Any, dtype: Any) -> Traced[Any]:
+    """The operand of a mean or spread: converted to ``dtype`` when given (as NumPy's ``dtype=``: the computation
+    and result type, which must be a float), else a float operand as it is."""
+    if dtype is None:
+        return float_operand(op_name, x)
+    target = to_numpy(dtype)
+    if not _dt.is_float(target):
+        raise dtype_error(op_name, f"{op_name}(..., dtype={_dt.short_name(target)}): dtype must be a float dtype")
+    return as_tensor(_accumulator(x, target))
+
+
+@as_mean_reduction
 @op
-def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
-    t = float_operand("mean", x)
+def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False, *, dtype: Any = None) -> AnyTensor:
+    """NumPy's mean; ``dtype=`` (a float dtype) converts first and computes in it, so integer data can be averaged
+    (``tnp.mean(counts, dtype=f32)``). float16 and bfloat16 sum and divide in float32."""
+    t = _in_float("mean", x, dtype)
     axes = normalize_axes("mean", axis, t)
     dtype = t.atom.aval.dtype
     if dtype.itemsize == 2:  # f16/bf16: sum and divide in f32 (JAX's upcast)
@@ -129,8 +142,9 @@ def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
 
 
 @op
-def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
-    t = float_operand("var", x)
+def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dtype: Any = None) -> AnyTensor:
+    """NumPy's variance (``ddof`` as NumPy's; ``dtype=`` as ``mean``'s)."""
+    t = _in_float("var", x, dtype)
     axes = normalize_axes("var", axis, t)
     centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
     squares = _keep(t.atom, _summed(E.mul(centered, centered), axes), axes, keepdims)
@@ -146,8 +160,9 @@ def _broadcast_back(kept: Atom, shape: tuple[int, ...], dims: tuple[Any, ...]) -
 
 
 @op
-def std(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
-    v = var(x, axis, keepdims, ddof)
+def std(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dtype: Any = None) -> AnyTensor:
+    """NumPy's standard deviation (``ddof`` as NumPy's; ``dtype=`` as ``mean``'s)."""
+    v = var(x, axis, keepdims, ddof, dtype=dtype)
     return wrap(bind(E.sqrt_p, as_tensor(v).atom))
 
 

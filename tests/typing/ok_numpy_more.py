@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tensorstage as ts
-from tensorstage import Dim, Tensor, f32, i32
+from tensorstage import Dim, Tensor, f32, f64, i32
 from tensorstage import numpy as tnp
 
 
@@ -35,3 +35,11 @@ def packed(codes: Tensor[i32, Batch, Feature], shifts: Tensor[i32, Feature]) -> 
     low: Tensor[i32, Batch, Feature] = (codes >> 2) & tnp.right_shift(codes, 1)
     quotient, rest = divmod(codes, 7)
     return high + low + quotient + rest + (1 << shifts) + tnp.left_shift(codes, shifts)
+
+
+@ts.program
+def averages(counts: Tensor[i32, Batch, Feature], x: Tensor[f32, Batch, Feature]) -> Tensor[f64, Feature]:
+    per_feature: Tensor[f32, Feature] = tnp.mean(counts, axis=Batch, dtype=f32)
+    precise: Tensor[f64, Feature] = x.mean(axis=0, dtype=f64)
+    whole: Tensor[f64] = counts.mean(dtype=f64) + tnp.std(x, ddof=1, dtype=f64)
+    return precise + per_feature.astype(f64) + whole
