@@ -131,6 +131,64 @@ class BoundDtypeReduction(BoundReduction[DT, Unpack[Shape]]):
         return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
+class BoundSpreadReduction(BoundReduction[DT, Unpack[Shape]]):
+    """``x.var`` / ``x.std``: ``BoundReduction``'s overloads, with NumPy's ``ddof=`` and ``dtype=`` (a float dtype
+    giving the computation and result type)."""
+
+    __slots__ = ()
+
+    @overload  # the same calls as BoundReduction, plus ddof= and dtype=
+    def __call__(
+        self, axis: None = None, keepdims: Literal[False] = False, ddof: int = 0, *, dtype: type[RT]
+    ) -> Tensor[RT]: ...
+    @overload
+    def __call__(
+        self, axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False, ddof: int = 0, *, dtype: type[RT]
+    ) -> Tensor[RT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(self, axis: None = None, keepdims: Literal[False] = False, ddof: int = 0) -> Tensor[DT]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]  # Tensor[DT, X, X] matches two positions alike
+        self: BoundSpreadReduction[DT, A, Unpack[S]], axis: type[A] | Literal[0],
+        keepdims: Literal[False] = False, ddof: int = 0,
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundSpreadReduction[DT, Unpack[S], A], axis: type[A] | Literal[-1],
+        keepdims: Literal[False] = False, ddof: int = 0,
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundSpreadReduction[DT, A, B, Unpack[S]], axis: type[B] | Literal[1],
+        keepdims: Literal[False] = False, ddof: int = 0,
+    ) -> Tensor[DT, A, Unpack[S]]: ...
+    @overload
+    def __call__(  # type: ignore[overload-overlap]
+        self: BoundSpreadReduction[DT, Unpack[S], A, B], axis: type[A] | Literal[-2],
+        keepdims: Literal[False] = False, ddof: int = 0,
+    ) -> Tensor[DT, Unpack[S], B]: ...
+    @overload
+    def __call__(
+        self: BoundSpreadReduction[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2],
+        keepdims: Literal[False] = False, ddof: int = 0,
+    ) -> Tensor[DT, A, B, Unpack[S]]: ...
+    @overload
+    def __call__(
+        self: BoundSpreadReduction[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3],
+        keepdims: Literal[False] = False, ddof: int = 0,
+    ) -> Tensor[DT, Unpack[S], B, C]: ...
+    @overload
+    def __call__(
+        self, axis: type[Dim] | OpenAxes | None, keepdims: Literal[True], ddof: int = 0
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(
+        self, axis: OpenAxes | None = None, keepdims: bool = False, ddof: int = 0
+    ) -> Tensor[DT, Unpack[AnyShape]]: ...
+    def __call__(self, axis: Any = None, keepdims: bool = False, ddof: int = 0, *, dtype: Any = None) -> Any:
+        return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims, ddof=ddof, dtype=dtype)
+
+
 class BoundArgReduction(Generic[DT, Unpack[Shape]]):
     """``x.argmax`` / ``x.argmin``: int32 indices; the reduced axis disappears as for ``sum``."""
 
@@ -212,6 +270,17 @@ class dtype_reduction_method(reduction_method):  # noqa: N801
     def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundDtypeReduction[DT, Unpack[S]]: ...
     def __get__(self, obj: Any, owner: Any) -> Any:
         return self if obj is None else BoundDtypeReduction(obj, self.name)
+
+
+class spread_reduction_method(reduction_method):  # noqa: N801
+    """``x.var`` / ``x.std``: as ``reduction_method``, and the bound reduction takes ``ddof=`` and ``dtype=``."""
+
+    @overload  # the same binding, to a subclass of BoundReduction
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundSpreadReduction[DT, Unpack[S]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else BoundSpreadReduction(obj, self.name)
 
 
 class arg_reduction_method:  # noqa: N801

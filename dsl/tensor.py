@@ -17,7 +17,7 @@ from .dims import Dim
 from .dtypes import DType, Floating, bool_, i32
 from .shape_typing import (
     accumulating_method, arg_reduction_method, dtype_reduction_method, matrix_transpose_attr, reduction_method,
-    transpose_attr,
+    spread_reduction_method, transpose_attr,
 )
 from .staging.errors import ConcretizationError
 from .staging.ir import Atom, Aval
@@ -514,8 +514,8 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     max = reduction_method("max")
     min = reduction_method("min")
     prod = accumulating_method("prod")
-    var = reduction_method("var")
-    std = reduction_method("std")
+    var = spread_reduction_method("var")
+    std = spread_reduction_method("std")
     argmax = arg_reduction_method("argmax")
     argmin = arg_reduction_method("argmin")
 

@@ -233,6 +233,8 @@ def test_mean_var_std_with_a_dtype_compute_in_it_as_numpy(rng: np.random.Generat
         (lambda c, v: tnp.var(v, axis=1, ddof=1, dtype=ts.f64), lambda: np.var(x, axis=1, ddof=1, dtype=np.float64)),
         (lambda c, v: tnp.std(c, axis=0, keepdims=True, dtype=ts.f32),
          lambda: np.std(counts, axis=0, keepdims=True, dtype=np.float32)),
+        (lambda c, v: v.var(axis=0, ddof=1), lambda: x.var(axis=0, ddof=1)),
+        (lambda c, v: c.std(1, False, 2, dtype=ts.f64), lambda: counts.std(1, dtype=np.float64, ddof=2)),
     ]
     staged = ts.program(lambda c, v: tuple(f(c, v) for f, _ in cases))(counts, x)
     for (fn, reference), got_staged in zip(cases, staged):

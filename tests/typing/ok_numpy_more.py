@@ -42,4 +42,6 @@ def averages(counts: Tensor[i32, Batch, Feature], x: Tensor[f32, Batch, Feature]
     per_feature: Tensor[f32, Feature] = tnp.mean(counts, axis=Batch, dtype=f32)
     precise: Tensor[f64, Feature] = x.mean(axis=0, dtype=f64)
     whole: Tensor[f64] = counts.mean(dtype=f64) + tnp.std(x, ddof=1, dtype=f64)
-    return precise + per_feature.astype(f64) + whole
+    unbiased: Tensor[f32, Feature] = x.var(axis=Batch, ddof=1) + x.std(0, False, 1)
+    spread: Tensor[f64, Batch] = counts.std(axis=1, ddof=1, dtype=f64)
+    return precise + per_feature.astype(f64) + whole + unbiased.astype(f64) + spread.sum()
