@@ -15,10 +15,12 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 from . import pytree
 from .program import Program
+from .staging import dtypes as _dt
 from .staging.builder import is_staging
 from .staging.errors import ShapeError, TransformError
 from .staging.ir import Atom, Aval, SourceLoc
 from .staging.primitives import autodiff as A
+from .staging.primitives import elementwise as E
 from .staging.source import user_location
 from .signature import Spec
 from .subgraph import Subgraph, function_name, is_tensor_leaf, stage_subgraph
@@ -95,7 +97,7 @@ class _CustomDerivative(Generic[P, R]):
         """``(nondiff args, differentiable args, merge, the function staged on the differentiable ones)``."""
         nondiff, args, merged = _split_nondiff(self.name, all_args, self.nondiff_argnums)
         plain: Callable[..., Any] = self.fun
-        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, tuple(range(len(args))))
+        fun = stage_subgraph(lambda *xs: plain(*merged(xs)), args, {}, tuple(range(len(args))), precise_floats=True)
         return nondiff, args, merged, fun
 
 
@@ -132,7 +134,7 @@ class custom_jvp(_CustomDerivative[P, R]):  # noqa: N801 - JAX's name
 
         abstract = _abstract_args(args, arg_avals)
         with _rules_staging(self):
-            rule = stage_subgraph(rule_flat, [abstract, abstract], {}, (0, 1))
+            rule = stage_subgraph(rule_flat, [abstract, abstract], {}, (0, 1), precise_floats=True)
         out_tree = rule.out_tree
         if out_tree.kind != "tuple" or out_tree.children[0] != fun.out_tree or out_tree.children[1] != fun.out_tree:
             raise ShapeError(
@@ -179,7 +181,9 @@ class custom_vjp(_CustomDerivative[P, R]):  # noqa: N801 - JAX's name
         bwd_name = f"custom_vjp bwd {function_name(self.bwd)}"
         with _rules_staging(self):
             fwd_fn = self.fwd
-            fwd = stage_subgraph(lambda *xs: fwd_fn(*merged(xs)), args, {}, tuple(range(len(args))))
+            fwd = stage_subgraph(
+                lambda *xs: fwd_fn(*merged(xs)), args, {}, tuple(range(len(args))), precise_floats=True
+            )
         tree = fwd.out_tree
         if tree.kind != "tuple" or len(tree.children) != 2 or tree.children[0] != fun.out_tree:
             raise ShapeError(
@@ -216,7 +220,7 @@ class custom_vjp(_CustomDerivative[P, R]):  # noqa: N801 - JAX's name
         placeholders = [weak_inputs.get(id(r), _placeholder(r.aval)) for r in res_outs]
         placeholders += [_placeholder(a) for a in fun.graph.out_avals]
         with _rules_staging(self):
-            bwd = stage_subgraph(bwd_flat, placeholders, {}, tuple(range(len(placeholders))))
+            bwd = stage_subgraph(bwd_flat, placeholders, {}, tuple(range(len(placeholders))), precise_floats=True)
         _check_types(bwd_name, "cotangent", bwd.graph.out_avals, arg_avals, loc)
         outs = A.custom_vjp_call(
             _arg_atoms(fun), (_consts(fun), _consts(fwd), _consts(bwd)),
@@ -301,7 +305,17 @@ def _cotangent_leaves(
             rule,
             loc,
         )
-    return [c for c, d in zip(ct_leaves, dynamic) if d]
+    given = [c for c, d in zip(ct_leaves, dynamic) if d]
+    weak = [type(x) is float or isinstance(x, WeakTraced) for x, d in zip(arg_leaves, dynamic) if d]
+    return [_weak_cotangent(c, aval) if w else c for c, w, aval in zip(given, weak, own)]
+
+
+def _weak_cotangent(ct: Any, aval: Aval) -> Any:
+    """The cotangent of a Python float argument is weakly typed too: a float scalar of any precision becomes the
+    argument's type (float64 here, where the rule may well compute it in float32)."""
+    if isinstance(ct, Traced) and ct.aval.ndim == 0 and ct.aval.dtype != aval.dtype and _dt.is_float(ct.aval.dtype):
+        return wrap(E.convert(ct.atom, aval.dtype))
+    return ct
 
 
 def _kind(x: object) -> str:

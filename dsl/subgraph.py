@@ -20,7 +20,7 @@ from .staging import dtypes as _dt
 from .signature import Spec
 from .staging.ir import Atom, Aval, Graph, Literal, Var
 from .tensor import Tensor, Traced
-from .trace import WeakTraced, to_atom, trace_flat, wrap
+from .trace import WeakTraced, to_atom, trace_flat, weak_float_atom, wrap
 
 
 @attrs.frozen
@@ -77,8 +77,14 @@ def stage_subgraph(
     kwargs: dict[str, Any],
     scalar_args: Sequence[int] = (),
     names: Sequence[str] = (),
+    precise_floats: bool = False,
 ) -> Subgraph:
-    """Stage ``fn(*args, **kwargs)``; Python scalars in positional args listed in ``scalar_args`` become inputs."""
+    """Stage ``fn(*args, **kwargs)``; Python scalars in positional args listed in ``scalar_args`` become inputs.
+
+    ``precise_floats``: Python floats among those (and ones passed to an enclosing program) are weak float64
+    inputs, and come out as float64 if returned as they are, so they keep their digits where they meet f64
+    arrays (custom derivative rules, whose functions feed each other). Otherwise a differentiated Python float
+    is a default-float input, so its gradient has that dtype, as in JAX."""
     leaves, treedef = pytree.flatten((tuple(args), kwargs))
     arg_trees = treedef.children[0].children  # the structure of each positional argument
     owner: list[int] = []
@@ -94,10 +100,12 @@ def stage_subgraph(
         if type(leaf) is Traced:  # the common leaf, as ``_leaf_atom`` reads it, without its calls
             atom: Atom = leaf.atom
             is_weak = False
-        elif isinstance(leaf, WeakTraced) and arg not in scalar_args:
+        elif isinstance(leaf, WeakTraced) and (precise_floats or arg not in scalar_args):
             # A Python float passed to an enclosing program, here an operand: staged from its float64 value (a
             # differentiated one keeps the default float, so its gradient has that dtype, as in JAX).
             atom, is_weak = leaf.most_precise, True
+        elif precise_floats and type(leaf) is float and arg in scalar_args:
+            atom, is_weak = weak_float_atom(leaf), True
         elif is_tensor_leaf(leaf) or (arg in scalar_args and type(leaf) in (float, int, bool)):
             atom, is_weak = _leaf_atom(leaf)
         else:
@@ -110,7 +118,7 @@ def stage_subgraph(
         avals.append(atom.aval)
         weak.append(is_weak)
         leaf_arg.append(arg)
-    traced = trace_flat(fn, treedef, leaves, dynamic, avals, weak)
+    traced = trace_flat(fn, treedef, leaves, dynamic, avals, weak, precise_floats)
     return Subgraph(
         traced.graph,
         (*atoms, *traced.closure),

@@ -87,14 +87,17 @@ def trace_flat(
     dynamic: Sequence[bool],
     avals: Sequence[Aval | None],
     weak: Sequence[bool] = (),
+    precise_outputs: bool = False,
 ) -> TracedFunction:
     """Stage ``fn(*args, **kwargs)`` where ``(args, kwargs)`` = unflatten(treedef, leaves).
 
     Dynamic leaves become graph inputs of the given avals; static leaves are passed through unchanged.
+    ``precise_outputs``: a float64 Python float returned as it is comes out as float64 (its precise value), not
+    its default-float view: for functions whose outputs feed other staged functions (custom derivative rules).
     """
     weak = tuple(weak) or (False,) * len(leaves)
     with gc_paused():
-        return _trace_flat(fn, treedef, leaves, dynamic, avals, weak)
+        return _trace_flat(fn, treedef, leaves, dynamic, avals, weak, precise_outputs)
 
 
 def _trace_flat(
@@ -104,6 +107,7 @@ def _trace_flat(
     dynamic: Sequence[bool],
     avals: Sequence[Aval | None],
     weak: Sequence[bool],
+    precise_outputs: bool,
 ) -> TracedFunction:
     with building() as builder:
         inputs: list[Var] = []
@@ -119,7 +123,11 @@ def _trace_flat(
         args, kwargs = pytree.unflatten(treedef, call_leaves)
         result = fn(*args, **kwargs)
         out_leaves, out_tree = pytree.flatten(result)
-        outputs = [x.atom if type(x) is Traced else _output_atom(x) for x in out_leaves]  # staged values mostly
+        outputs = [
+            x.atom if type(x) is Traced else x.most_precise if precise_outputs and type(x) is WeakTraced
+            else _output_atom(x)
+            for x in out_leaves
+        ]  # staged values mostly
     graph, closure = dce_close_over(builder.graph(inputs, outputs))
     return TracedFunction(graph, out_tree, tuple(closure))
 

@@ -542,9 +542,28 @@ def test_float_program_arguments_keep_their_digits_for_f64_arrays(rng: np.random
     np.testing.assert_array_equal(np.asarray(grads), np.full(4, s))
 
 
+_scaled_jvp = ts.custom_jvp(lambda v, k: v * k)
+_scaled_jvp.defjvp(lambda p, t: (p[0] * p[1], t[0] * p[1] + p[0] * t[1]))
+_scaled_vjp = ts.custom_vjp(lambda v, k: v * k)
+_scaled_vjp.defvjp(lambda v, k: (v * k, (v, k)), lambda r, g: (g * r[1], tnp.sum(g * r[0])))
+
+
+def test_custom_rules_take_float32_cotangents_for_python_floats(rng: np.random.Generator) -> None:
+    """A Python float argument is float64 inside custom rules; a float32 cotangent computed for it is accepted
+    (weak typing), and gradients with respect to it keep the default float."""
+    x = rng.standard_normal(3).astype(np.float32)
+    gx, gk = ts.grad(lambda v, k: tnp.sum(_scaled_vjp(v, k)), argnums=(0, 1))(x, 0.5)
+    np.testing.assert_allclose(np.asarray(gx), np.full(3, 0.5), rtol=1e-6)
+    np.testing.assert_allclose(float(gk), float(np.sum(x)), rtol=1e-5)
+    assert gx.dtype == np.float32 and gk.dtype == np.float32
+    gk = ts.grad(lambda k: tnp.sum(_scaled_jvp(x, k)))(0.5)
+    np.testing.assert_allclose(float(gk), float(np.sum(x)), rtol=1e-5)
+
+
 def test_float_operands_of_nested_functions_keep_their_digits(rng: np.random.Generator) -> None:
-    """The same through cond operands, loop carries, grad's other arguments, vmap and checkpoint, staged and
-    eager (eager calls stage a program, whose float arguments are weak float64 inputs)."""
+    """The same through cond operands, loop carries, grad's other arguments, vmap, checkpoint and custom
+    derivative rules, staged and eager (eager calls stage a program, whose float arguments are weak float64
+    inputs)."""
     x = rng.standard_normal(3)
     s = float(rng.standard_normal())
 
@@ -560,6 +579,10 @@ def test_float_operands_of_nested_functions_keep_their_digits(rng: np.random.Gen
         "grad's other argument": (lambda a, t: ts.grad(lambda v, u: tnp.sum(v * u))(a, t), np.full(3, s)),
         "vmap": (lambda a, t: ts.vmap(lambda v, u: v + u, in_axes=(0, None))(a, t), x + s),
         "checkpoint": (lambda a, t: ts.checkpoint(lambda v, u: v * u)(a, t), x * s),
+        "custom_jvp": (lambda a, t: _scaled_jvp(a, t), x * s),
+        "custom_jvp's grad": (lambda a, t: ts.grad(lambda v: tnp.sum(_scaled_jvp(v, t)))(a), np.full(3, s)),
+        "custom_vjp": (lambda a, t: _scaled_vjp(a, t), x * s),
+        "custom_vjp's grad": (lambda a, t: ts.grad(lambda v: tnp.sum(_scaled_vjp(v, t)))(a), np.full(3, s)),
     }
     for name, (fn, want) in cases.items():
         for mode, got in (("staged", ts.program(fn)(x, s)), ("eager", fn(x, s))):
