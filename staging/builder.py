@@ -161,6 +161,9 @@ def rebind(eqn: Equation, inputs: Sequence[Atom]) -> Any:
 def inline(graph: Graph, args: Sequence[Atom]) -> tuple[Atom, ...]:
     """Emit ``graph``'s equations into the active builder with its inputs replaced by ``args``."""
     env: dict[Atom, Atom] = dict(zip(graph.inputs, args, strict=True))  # atoms hash by identity
+    for var, arg in env.items():  # equations are copied, not re-typed: a mismatch here would reach XLA
+        if not arg.aval.same_layout(var.aval):
+            raise TypeError(f"internal error: inlining a graph that takes {var.aval} with an argument of type {arg.aval}")
     builder = current()
     append = builder.eqns.append
     get = env.get
