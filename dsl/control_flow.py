@@ -27,7 +27,7 @@ from .staging.primitives.subgraph_edits import join_types
 from .staging.shapes import describe
 from .staging.source import user_location
 from .tensor import Tensor, Traced
-from .trace import TracedFunction, WeakTraced, to_atom, trace_flat, weak_float_atom, wrap
+from .trace import TracedFunction, WeakTraced, to_atom, trace_flat, weak_float_atom, weak_input, wrap
 
 C = TypeVar("C")  # a loop carry: any pytree of tensors
 R = TypeVar("R")  # what the branches of a cond return
@@ -61,11 +61,14 @@ def _flatten(op: str, tree: Any) -> tuple[list[Atom], list[bool], pytree.TreeDef
 
 
 def _stage(
-    fn: Callable[..., Any], args: tuple[Any, ...], avals: Sequence[Aval], weak: Sequence[bool]
+    fn: Callable[..., Any], args: tuple[Any, ...], avals: Sequence[Aval], weak: Sequence[bool], loop: bool = False
 ) -> TracedFunction:
-    """Stage ``fn(*args)`` with every leaf of ``args`` an input of the given type."""
+    """Stage ``fn(*args)`` with every leaf of ``args`` an input of the given type.
+
+    ``loop``: a loop body, whose leading inputs and outputs are the carry: a weak carry returned as it is stays at
+    full precision (a Python float threaded through the loop keeps its float64 digits)."""
     leaves, treedef = pytree.flatten((args, {}))
-    return trace_flat(fn, treedef, leaves, [True] * len(leaves), avals, weak)
+    return trace_flat(fn, treedef, leaves, [True] * len(leaves), avals, weak, weak if loop else False)
 
 
 def _consts_first(traced: TracedFunction, n_leaves: int) -> tuple[Graph, list[Atom]]:
@@ -78,8 +81,10 @@ def _types(avals: Sequence[Aval]) -> str:
     return "(" + describe(avals) + ")"
 
 
-def _outputs(atoms: Sequence[Atom], tree: pytree.TreeDef) -> Any:
-    return pytree.unflatten(tree, [wrap(a) for a in atoms])
+def _outputs(atoms: Sequence[Atom], tree: pytree.TreeDef, weak: Sequence[bool] = ()) -> Any:
+    """The results as staged values; ``weak``: per leading result, whether it is a weakly typed scalar."""
+    leaves = [weak_input(a) if i < len(weak) and weak[i] else wrap(a) for i, a in enumerate(atoms)]
+    return pytree.unflatten(tree, leaves)
 
 
 def _eager(fn: Callable[..., Any], name: str) -> Program[..., Any]:
@@ -194,7 +199,8 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     if not is_staging():
         return _WHILE(cond_fn, body_fn, init)
     carry, weak, tree = _flatten("while_loop", init)
-    body_t, avals = _stage_loop(lambda avals, w: _stage(body_fn, (init,), avals, w), [a.aval for a in carry], weak)
+    stage_body: Stager = lambda avals, w: _stage(body_fn, (init,), avals, w, loop=True)  # noqa: E731
+    body_t, avals = _stage_loop(stage_body, [a.aval for a in carry], weak)
     carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
     cond_t = _stage(cond_fn, (init,), avals, weak)
     pred = cond_t.graph.out_avals
@@ -204,7 +210,7 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     cond_graph, cond_consts = _consts_first(cond_t, len(carry))
     body_graph, body_consts = _consts_first(body_t, len(carry))
     outs = CF.while_loop(cond_consts, body_consts, carry, cond_graph, body_graph)
-    return _outputs(outs, tree)
+    return _outputs(outs, tree, _still_weak(weak, body_t))
 
 
 Stager = Callable[[list[Aval], Sequence[bool]], TracedFunction]
@@ -249,6 +255,11 @@ def _settle(
             break
         avals = settled
     return traced, avals
+
+
+def _still_weak(weak: Sequence[bool], body: TracedFunction) -> list[bool]:
+    """Per carry leaf: a Python scalar the body passes through unchanged, so the loop's result is weak too."""
+    return [w and o for w, o in zip(weak, body.weak_outputs)]
 
 
 def _check_carry(
@@ -348,7 +359,7 @@ def scan(
     x_avals = [CF.unstacked(x.aval) for x in x_atoms]
     weak = c_weak + [False] * len(x_atoms)
     in_avals = [a.aval for a in carry] + x_avals
-    traced, avals = _stage_loop(lambda avals, w: _stage(f, (init, xs), avals, w), in_avals, weak)
+    traced, avals = _stage_loop(lambda avals, w: _stage(f, (init, xs), avals, w, loop=True), in_avals, weak)
     carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
     outs = traced.graph.out_avals
     out_tree = traced.out_tree
@@ -358,7 +369,7 @@ def scan(
     _check_carry("scan", "f", c_tree, avals[: len(carry)], carry_tree, outs[: len(carry)])
     body, consts = _consts_first(traced, len(avals))
     results = CF.scan(consts, carry, x_atoms, body, n, bool(reverse))
-    return _outputs(results[: len(carry)], c_tree), _outputs(results[len(carry) :], y_tree)
+    return _outputs(results[: len(carry)], c_tree, _still_weak(c_weak, traced)), _outputs(results[len(carry) :], y_tree)
 
 
 def _scan_length(xs: Sequence[Atom], length: int | None) -> int:

@@ -78,6 +78,7 @@ class TracedFunction:
     graph: Graph
     out_tree: pytree.TreeDef
     closure: tuple[Var, ...]  # outer staged values the function read (extra trailing graph inputs)
+    weak_outputs: tuple[bool, ...] = ()  # per output: a weakly typed scalar returned as it is (a loop carry stays weak)
 
 
 def trace_flat(
@@ -87,13 +88,14 @@ def trace_flat(
     dynamic: Sequence[bool],
     avals: Sequence[Aval | None],
     weak: Sequence[bool] = (),
-    precise_outputs: bool = False,
+    precise_outputs: bool | Sequence[bool] = False,
 ) -> TracedFunction:
     """Stage ``fn(*args, **kwargs)`` where ``(args, kwargs)`` = unflatten(treedef, leaves).
 
     Dynamic leaves become graph inputs of the given avals; static leaves are passed through unchanged.
     ``precise_outputs``: a float64 Python float returned as it is comes out as float64 (its precise value), not
-    its default-float view: for functions whose outputs feed other staged functions (custom derivative rules).
+    its default-float view: for functions whose outputs feed other staged functions (custom derivative rules,
+    loop bodies). True for every output, or a flag per leading output (the weak carry of a loop body).
     """
     weak = tuple(weak) or (False,) * len(leaves)
     with gc_paused():
@@ -107,7 +109,7 @@ def _trace_flat(
     dynamic: Sequence[bool],
     avals: Sequence[Aval | None],
     weak: Sequence[bool],
-    precise_outputs: bool,
+    precise_outputs: bool | Sequence[bool],
 ) -> TracedFunction:
     with building() as builder:
         inputs: list[Var] = []
@@ -117,27 +119,30 @@ def _trace_flat(
                 assert aval is not None
                 var = Var(aval)
                 inputs.append(var)
-                call_leaves.append(_weak_input(var) if is_weak else Traced(var))
+                call_leaves.append(weak_input(var) if is_weak else Traced(var))
             else:
                 call_leaves.append(leaf)
         args, kwargs = pytree.unflatten(treedef, call_leaves)
         result = fn(*args, **kwargs)
         out_leaves, out_tree = pytree.flatten(result)
+        precise = (precise_outputs,) * len(out_leaves) if isinstance(precise_outputs, bool) else precise_outputs
         outputs = [
-            x.atom if type(x) is Traced else x.most_precise if precise_outputs and type(x) is WeakTraced
+            x.atom if type(x) is Traced else x.most_precise if i < len(precise) and precise[i] and type(x) is WeakTraced
             else _output_atom(x)
-            for x in out_leaves
+            for i, x in enumerate(out_leaves)
         ]  # staged values mostly
     graph, closure = dce_close_over(builder.graph(inputs, outputs))
-    return TracedFunction(graph, out_tree, tuple(closure))
+    weak_outputs = tuple(type(x) is WeakTraced for x in out_leaves)
+    return TracedFunction(graph, out_tree, tuple(closure), weak_outputs)
 
 
-def _weak_input(var: Var) -> WeakTraced:
-    if var.aval.dtype == _PRECISE_FLOAT:  # a Python float, passed at full precision
+def weak_input(atom: Atom) -> WeakTraced:
+    """A weakly typed scalar staged from ``atom``: a float64 one is a Python float at full precision."""
+    if atom.aval.dtype == _PRECISE_FLOAT:
         from .staging.primitives import elementwise as E
 
-        return WeakTraced(E.convert(var, _dt.DEFAULT_FLOAT), precise=var)
-    return WeakTraced(var)
+        return WeakTraced(E.convert(atom, _dt.DEFAULT_FLOAT), precise=atom)
+    return WeakTraced(atom)
 
 
 def _output_atom(x: Any) -> Atom:
