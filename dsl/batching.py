@@ -199,6 +199,7 @@ class _Batched:
         weak = [isinstance(x, WeakTraced) for x in leaves]
         with axis_frame(name, size, "vmap"):  # collectives may name the axis; batch_emit below walks it
             traced = trace_flat(self.f, treedef, leaves, dynamic, example_avals, weak)
+            traced.pass_ranges_to([x for x, d in zip(leaves, dynamic) if d])
 
             in_atoms = [_named(a, ax, name) for a, ax in zip(atoms, axes) if a is not None]
             in_dims = [ax for a, ax in zip(atoms, axes) if a is not None]

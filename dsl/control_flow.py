@@ -144,6 +144,8 @@ def _branches(
     atoms, weak, _ = _flatten(op, tuple(operands))
     avals = [a.aval for a in atoms]
     traced = [_stage(fn, tuple(operands), avals, weak) for fn in fns]
+    for t in traced:
+        t.pass_ranges_to(pytree.leaves(tuple(operands)))
     first = traced[0]
     for name, t in zip(names[1:], traced[1:]):
         if t.out_tree != first.out_tree or not _joinable(first.graph.out_avals, t.graph.out_avals):
@@ -201,8 +203,10 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     carry, weak, tree = _flatten("while_loop", init)
     stage_body: Stager = lambda avals, w: _stage(body_fn, (init,), avals, w, loop=True)  # noqa: E731
     body_t, avals = _stage_loop(stage_body, [a.aval for a in carry], weak)
+    body_t.pass_ranges_to(pytree.leaves((init,)))
     carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
     cond_t = _stage(cond_fn, (init,), avals, weak)
+    cond_t.pass_ranges_to(pytree.leaves((init,)))
     pred = cond_t.graph.out_avals
     if len(pred) != 1 or pred[0].ndim != 0 or pred[0].dtype != _dt.BOOL:
         raise DTypeError(f"cond_fn must return a bool scalar, got {_types(pred)}", "while_loop", user_location())
@@ -360,6 +364,7 @@ def scan(
     weak = c_weak + [False] * len(x_atoms)
     in_avals = [a.aval for a in carry] + x_avals
     traced, avals = _stage_loop(lambda avals, w: _stage(f, (init, xs), avals, w, loop=True), in_avals, weak)
+    traced.pass_ranges_to(pytree.leaves((init, xs)))
     carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
     outs = traced.graph.out_avals
     out_tree = traced.out_tree

@@ -33,7 +33,7 @@ from .staging.ir import Aval, Graph, SourceLoc, shared_aval
 from .staging.source import user_location
 from .staging.typecheck import typecheck
 from .tensor import Tensor
-from .trace import TracedFunction, trace_flat
+from .trace import IntRange, TracedFunction, trace_flat
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -446,6 +446,8 @@ class Staged(Generic[P, R]):
         self.out_tree = traced.out_tree
         self.signature = signature
         self.in_avals: tuple[Aval, ...] = tuple(a for a in avals if a is not None)
+        # Per dynamic leaf: the values a Python int argument must take not to wrap in the arrays it meets.
+        self.int_ranges = traced.int_ranges
         self._module_text: dict[str, str] = {}  # by platform
 
     @property
@@ -536,7 +538,8 @@ class Compiled(Generic[P, R]):
         # Executes on already-validated dynamic leaves; ``call_flat`` is the checked entry point.
         # ``run_buffers``: the same on the buffers of Arrays the caller already found to be plain Arrays.
         self.run, self.run_buffers = _runner(
-            self._execute, self._handlers, self.out_avals, self._out_tree, in_layouts, device.xla, self._used
+            self._execute, self._handlers, self.out_avals, self._out_tree, in_layouts, device.xla, self._used,
+            staged.int_ranges,
         )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -632,6 +635,7 @@ def _runner(
     in_layouts: tuple[tuple[np.dtype[Any], tuple[int, ...]], ...],
     device: Any,
     used: list[bool],
+    int_ranges: Sequence[IntRange | None],
 ) -> tuple[Callable[[Sequence[Any]], Any], Callable[[list[Any], Sequence[Any]], Any]]:
     """The per-call work of a Compiled as closures over everything it needs (no attribute lookups, and no
     reference back to the Compiled, so dropping a Compiled frees its executable at once): ``run(dynamic)`` on
@@ -646,7 +650,9 @@ def _runner(
     flat_tuple_out = out_tree.kind == "tuple" and all(c == pytree.LEAF for c in out_tree.children)
     new_array = Array
 
-    def transfer(leaf: Any, aval: runtime.BufferAval) -> Any:
+    ranges = list(int_ranges) or [None] * len(in_buffer_avals)
+
+    def transfer(leaf: Any, aval: runtime.BufferAval, allowed: IntRange | None) -> Any:
         if type(leaf) is np.ndarray:  # the caller's memory itself is the source of the one copy
             return put(runtime.contiguous(leaf), aval, sharding, devices)
         if isinstance(leaf, Array):
@@ -659,6 +665,8 @@ def _runner(
             if held[0] == device:
                 return buffer
             return runtime.device_copy(buffer, device)
+        if allowed is not None and type(leaf) is int:
+            allowed.check(leaf, "argument")
         try:
             host = runtime.contiguous(np.asarray(leaf, dtype=aval.dtype))  # scalars take their (checked) dtype
         except OverflowError:
@@ -674,7 +682,7 @@ def _runner(
             if type(leaf) is new_array and (buffer := leaf.buffer)._sharding is sharding:
                 buffers.append(buffer)
             else:  # host data, or arrays on another device
-                buffers = [transfer(leaf, aval) for leaf, aval in zip(dynamic, in_buffer_avals, strict=True)]
+                buffers = [transfer(*item) for item in zip(dynamic, in_buffer_avals, ranges, strict=True)]
                 break
         return execute_buffers(buffers)
 

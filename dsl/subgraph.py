@@ -119,6 +119,7 @@ def stage_subgraph(
         weak.append(is_weak)
         leaf_arg.append(arg)
     traced = trace_flat(fn, treedef, leaves, dynamic, avals, weak, precise_floats)
+    traced.pass_ranges_to([leaf for leaf, d in zip(leaves, dynamic) if d])
     return Subgraph(
         traced.graph,
         (*atoms, *traced.closure),

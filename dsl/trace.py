@@ -13,7 +13,7 @@ from .array import Array, as_host_array
 from .staging import dtypes as _dt
 from .staging.builder import building, gc_paused
 from .staging.dce import dce_close_over
-from .staging.errors import TransformError
+from .staging.errors import DTypeError, TransformError
 from .staging.ir import Atom, Aval, Graph, Literal, Var
 from .staging.source import user_location
 from .tensor import Tensor, Traced
@@ -30,25 +30,66 @@ class WeakTraced(Traced[Any]):
     serves where it stands alone, ``precise`` where it meets a float64 array, so ``a + 0.1`` keeps every digit.
     """
 
-    __slots__ = ("precise",)
+    __slots__ = ("precise", "int_range")
 
     def __init__(self, atom: Atom, precise: Atom | None = None) -> None:
         super().__init__(atom)
         self.precise = precise
+        # A Python int met by narrower integer arrays: the values that convert without wrapping (checked when
+        # its value is known: at once for a constant, at call time for a program argument).
+        self.int_range: IntRange | None = None
+
+    def narrow(self, allowed: IntRange) -> None:
+        self.int_range = allowed if self.int_range is None else self.int_range.intersect(allowed)
 
     @property
     def most_precise(self) -> Atom:
         """The value to stage a nested function's weak input from: ``precise`` where there is one."""
         return self.precise if self.precise is not None else self.atom
 
-    def as_dtype(self, dtype: np.dtype[Any]) -> Atom:
-        """The scalar converted to ``dtype``, from its most precise value."""
+    def as_dtype(self, dtype: np.dtype[Any], op_name: str | None = None) -> Atom:
+        """The scalar converted to ``dtype``, from its most precise value (``op_name``: the op it is an operand
+        of, for messages)."""
         source = self.most_precise
         if source.aval.dtype == dtype:
             return source
+        if _dt.is_integer(dtype) and _dt.is_integer(source.aval.dtype):
+            self._check_fits(source, dtype, op_name)
         from .staging.primitives import elementwise as E
 
         return E.convert(source, dtype)
+
+
+    def _check_fits(self, source: Atom, dtype: np.dtype[Any], op_name: str | None) -> None:
+        info = np.iinfo(dtype)
+        in_op = f" in {op_name}" if op_name else ""
+        allowed = IntRange(int(info.min), int(info.max), f"{_dt.short_name(dtype)}{in_op} at {user_location()}")
+        if isinstance(source, Literal):  # a constant operand: its value is known now
+            allowed.check(int(source.value), "value")
+        else:
+            self.narrow(allowed)
+
+
+@attrs.frozen
+class IntRange:
+    """The values a weakly typed Python int may take: those that fit every integer dtype it meets."""
+
+    low: int
+    high: int
+    where: str  # the narrowest dtype met and where (``u8 at model.py:12``), for the message
+
+    def intersect(self, other: IntRange) -> IntRange:
+        narrower = other if other.high - other.low < self.high - self.low else self
+        return IntRange(max(self.low, other.low), min(self.high, other.high), narrower.where)
+
+    def check(self, value: int, what: str) -> None:
+        if not self.low <= value <= self.high:
+            raise DTypeError(
+                f"{what} {value} does not fit {self.where}, where it meets an array of that dtype (it would wrap): "
+                "pass a NumPy scalar of that dtype or convert the array",
+                "Python int",
+                user_location(),
+            )
 
 
 def to_atom(x: Any) -> Atom:
@@ -79,6 +120,18 @@ class TracedFunction:
     out_tree: pytree.TreeDef
     closure: tuple[Var, ...]  # outer staged values the function read (extra trailing graph inputs)
     weak_outputs: tuple[bool, ...] = ()  # per output: a weakly typed scalar returned as it is (a loop carry stays weak)
+    int_ranges: tuple[IntRange | None, ...] = ()  # per dynamic leaf (graph input): where a weak int must fit
+
+    def pass_ranges_to(self, operands: Sequence[Any]) -> None:
+        """Hand the ranges its weak int inputs must fit to the staged values they were staged from (``operands``,
+        one per graph input), so a program argument used inside a nested function is checked too."""
+        for operand, allowed in zip(operands, self.int_ranges):
+            if allowed is None:
+                continue
+            if isinstance(operand, WeakTraced):
+                operand.narrow(allowed)
+            elif type(operand) is int:  # a constant: its value is known now
+                allowed.check(operand, "value")
 
 
 def trace_flat(
@@ -133,7 +186,10 @@ def _trace_flat(
         ]  # staged values mostly
     graph, closure = dce_close_over(builder.graph(inputs, outputs))
     weak_outputs = tuple(type(x) is WeakTraced for x in out_leaves)
-    return TracedFunction(graph, out_tree, tuple(closure), weak_outputs)
+    int_ranges = tuple(
+        x.int_range if type(x) is WeakTraced else None for x, d in zip(call_leaves, dynamic) if d
+    )
+    return TracedFunction(graph, out_tree, tuple(closure), weak_outputs, int_ranges)
 
 
 def weak_input(atom: Atom) -> WeakTraced:

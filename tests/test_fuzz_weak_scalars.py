@@ -268,3 +268,24 @@ def test_loop_results_of_python_float_carries_stay_weak() -> None:
     assert np.asarray(out[1]).dtype == np.float32  # returned on its own: the default float, as a Python float argument
     tail = ts.program(lambda a, s: ts.scan(lambda c, _: (c, None), s, None, length=2)[0] + a)(a, 0.1)
     assert np.asarray(tail).tobytes() == np.array([1.1]).tobytes()
+
+
+def test_python_ints_that_would_wrap_are_refused_where_their_value_is_known() -> None:
+    """A Python int meeting a narrower integer array wraps in XLA's conversion: refused when the value is known,
+    at staging for a constant and at call time for a program argument, naming the op, the dtype and the line."""
+    u8 = ts.asarray(np.arange(3, dtype=np.uint8))
+    add = ts.program(lambda a, s: a + s)
+    np.testing.assert_array_equal(np.asarray(add(u8, 255 - 2)), np.array([253, 254, 255], np.uint8))
+    in_cond = ts.program(lambda a, s: ts.cond(a[0] == 0, lambda x, t: x * t, lambda x, t: x, a, s))
+    in_vmap = ts.program(lambda a, s: ts.vmap(lambda x, t: x - t, in_axes=(0, None))(a, s))
+    for fn in (add, in_cond, in_vmap):
+        for bad in (256, -1, 2**31 - 1):
+            with pytest.raises(ts.DTypeError, match=rf"argument {bad} does not fit u8 in \w+ at .*test_fuzz_weak"):
+                fn(u8, bad)
+        assert np.asarray(fn(u8, 2)).dtype == np.uint8  # the same compiled program still runs in-range values
+    with pytest.raises(ts.DTypeError, match="value 300 does not fit u8"):
+        ts.cond(True, lambda x, t: x + t, lambda x, t: x, u8, 300)
+    i16 = ts.asarray(np.zeros(2, np.int16))
+    with pytest.raises(ts.DTypeError, match="argument 40000 does not fit i16"):
+        add(i16, 40000)
+    np.testing.assert_array_equal(np.asarray(add(i16, -32768)), np.full(2, -32768, np.int16))

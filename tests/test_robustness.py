@@ -1251,6 +1251,8 @@ def test_python_scalar_program_arguments(dtype: np.dtype[Any], scalar: Any, name
     if status == "ok":
         assert not (type(scalar) is float and dtype not in FLOATS), f"{name}: {dtype} with {scalar} gave {value}"
         assert not (type(scalar) is int and dtype == BOOL), f"{name}: bool with {scalar} gave {value}"
+        wraps = type(scalar) is int and dtype.kind in "iu" and not np.iinfo(dtype).min <= scalar <= np.iinfo(dtype).max
+        assert not wraps, f"{name}: {dtype} with {scalar} wrapped silently: {value}"
         return
     check_clean(value, name)
 

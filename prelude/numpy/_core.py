@@ -103,10 +103,10 @@ def describe(x: Any) -> str:
     return repr(x)
 
 
-def atom(x: Any, dtype: np.dtype[Any] | None = None) -> Atom:
+def atom(x: Any, dtype: np.dtype[Any] | None = None, op_name: str | None = None) -> Atom:
     """An operand as an atom; Python scalars take ``dtype`` (weak typing)."""
     if isinstance(x, WeakTraced) and dtype is not None and x.aval.dtype != dtype:
-        return x.as_dtype(dtype)
+        return x.as_dtype(dtype, op_name)
     if isinstance(x, Traced):
         return x.atom
     if type(x) in (int, float, bool) and dtype is not None:
@@ -154,11 +154,11 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
             weak = x.aval.dtype if isinstance(x, WeakTraced) else None  # a Python scalar passed to a program
             if (type(x) is float or weak is not None and _dt.is_float(weak)) and not _dt.is_float(dtype):
                 raise dtype_error(
-                    op_name, f"float scalar {x!r} with a {_dt.short_name(dtype)} operand: convert it with .astype(...)"
+                    op_name, f"float scalar {_scalar_text(x)} with a {_dt.short_name(dtype)} operand: convert it with .astype(...)"
                 )
             if (type(x) is int or weak is not None and _dt.is_integer(weak)) and dtype == _dt.BOOL:
                 raise dtype_error(
-                    op_name, f"int scalar {x!r} with a bool operand would become a bool: use True/False, or convert "
+                    op_name, f"int scalar {_scalar_text(x)} with a bool operand would become a bool: use True/False, or convert "
                     "the operand with .astype(...)",
                 )
         return dtype
@@ -168,6 +168,11 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
     if any(_dt.is_integer(d) for d in weak_dtypes):
         return _dt.DEFAULT_INT
     return _dt.BOOL
+
+
+def _scalar_text(x: Any) -> str:
+    """A weak scalar for messages: its value, or what it is when only its type is known while staging."""
+    return "(a Python number passed in)" if isinstance(x, WeakTraced) else repr(x)
 
 
 def _operand_dtype(x: Any, op_name: str = "operand") -> np.dtype[Any]:
@@ -276,7 +281,7 @@ def broadcast_atoms(op_name: str, atoms: Sequence[Atom]) -> list[Atom]:
 
 def elementwise_operands(op_name: str, *operands: Any, dtype: np.dtype[Any] | None = None) -> list[Atom]:
     common = result_dtype(op_name, operands) if dtype is None else dtype
-    return broadcast_atoms(op_name, [atom(x, common) for x in operands])
+    return broadcast_atoms(op_name, [atom(x, common, op_name) for x in operands])
 
 
 def normalize_axes(op_name: str, axis: Any, x: Tensor[Any], *, allow_none: bool = True) -> tuple[int, ...]:
