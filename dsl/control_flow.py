@@ -27,7 +27,7 @@ from .staging.primitives.subgraph_edits import join_types
 from .staging.shapes import describe
 from .staging.source import user_location
 from .tensor import Tensor, Traced
-from .trace import TracedFunction, WeakTraced, to_atom, trace_flat, weak_float_atom, weak_input, wrap
+from .trace import IntRange, TracedFunction, WeakTraced, to_atom, trace_flat, weak_float_atom, weak_input, wrap
 
 C = TypeVar("C")  # a loop carry: any pytree of tensors
 R = TypeVar("R")  # what the branches of a cond return
@@ -204,7 +204,7 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     stage_body: Stager = lambda avals, w: _stage(body_fn, (init,), avals, w, loop=True)  # noqa: E731
     body_t, avals = _stage_loop(stage_body, [a.aval for a in carry], weak)
     body_t.pass_ranges_to(pytree.leaves((init,)))
-    carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
+    carry = _settled_carry("while_loop", pytree.leaves((init,)), carry, avals)
     cond_t = _stage(cond_fn, (init,), avals, weak)
     cond_t.pass_ranges_to(pytree.leaves((init,)))
     pred = cond_t.graph.out_avals
@@ -259,6 +259,21 @@ def _settle(
             break
         avals = settled
     return traced, avals
+
+
+def _settled_carry(op: str, leaves: Sequence[Any], carry: Sequence[Atom], avals: Sequence[Aval]) -> list[Atom]:
+    """The initial carry converted to the types the loop settled on; a Python int converted to a narrower integer
+    dtype must fit it (it would wrap): checked now for a constant, at call time for a program argument."""
+    settled = []
+    for leaf, c, aval in zip(leaves, carry, avals):
+        narrowing = c.aval.dtype != aval.dtype and _dt.is_integer(c.aval.dtype) and _dt.is_integer(aval.dtype)
+        if narrowing and isinstance(leaf, WeakTraced):
+            settled.append(leaf.as_dtype(aval.dtype, op))
+            continue
+        if narrowing and type(leaf) is int:
+            IntRange.of(aval.dtype, op).check(leaf, "value")
+        settled.append(E.convert(c, aval.dtype))
+    return settled
 
 
 def _still_weak(weak: Sequence[bool], body: TracedFunction) -> list[bool]:
@@ -365,7 +380,7 @@ def scan(
     in_avals = [a.aval for a in carry] + x_avals
     traced, avals = _stage_loop(lambda avals, w: _stage(f, (init, xs), avals, w, loop=True), in_avals, weak)
     traced.pass_ranges_to(pytree.leaves((init, xs)))
-    carry = [E.convert(c, a.dtype) for c, a in zip(carry, avals)]
+    carry = _settled_carry("scan", pytree.leaves(init), carry, avals)
     outs = traced.graph.out_avals
     out_tree = traced.out_tree
     if out_tree.kind != "tuple" or len(out_tree.children) != 2:

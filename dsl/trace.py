@@ -61,9 +61,7 @@ class WeakTraced(Traced[Any]):
 
 
     def _check_fits(self, source: Atom, dtype: np.dtype[Any], op_name: str | None) -> None:
-        info = np.iinfo(dtype)
-        in_op = f" in {op_name}" if op_name else ""
-        allowed = IntRange(int(info.min), int(info.max), f"{_dt.short_name(dtype)}{in_op} at {user_location()}")
+        allowed = IntRange.of(dtype, op_name)
         if isinstance(source, Literal):  # a constant operand: its value is known now
             allowed.check(int(source.value), "value")
         else:
@@ -77,6 +75,13 @@ class IntRange:
     low: int
     high: int
     where: str  # the narrowest dtype met and where (``u8 at model.py:12``), for the message
+
+    @staticmethod
+    def of(dtype: np.dtype[Any], op_name: str | None) -> IntRange:
+        """The range of integer ``dtype``, met in ``op_name`` at the user's current line."""
+        info = np.iinfo(dtype)
+        in_op = f" in {op_name}" if op_name else ""
+        return IntRange(int(info.min), int(info.max), f"{_dt.short_name(dtype)}{in_op} at {user_location()}")
 
     def intersect(self, other: IntRange) -> IntRange:
         narrower = other if other.high - other.low < self.high - self.low else self

@@ -278,13 +278,16 @@ def test_python_ints_that_would_wrap_are_refused_where_their_value_is_known() ->
     np.testing.assert_array_equal(np.asarray(add(u8, 255 - 2)), np.array([253, 254, 255], np.uint8))
     in_cond = ts.program(lambda a, s: ts.cond(a[0] == 0, lambda x, t: x * t, lambda x, t: x, a, s))
     in_vmap = ts.program(lambda a, s: ts.vmap(lambda x, t: x - t, in_axes=(0, None))(a, s))
-    for fn in (add, in_cond, in_vmap):
+    as_carry = ts.program(lambda a, s: a + ts.fori_loop(0, 2, lambda i, c: c + a[1], s))  # settles to u8
+    for fn in (add, in_cond, in_vmap, as_carry):
         for bad in (256, -1, 2**31 - 1):
             with pytest.raises(ts.DTypeError, match=rf"argument {bad} does not fit u8 in \w+ at .*test_fuzz_weak"):
                 fn(u8, bad)
         assert np.asarray(fn(u8, 2)).dtype == np.uint8  # the same compiled program still runs in-range values
     with pytest.raises(ts.DTypeError, match="value 300 does not fit u8"):
         ts.cond(True, lambda x, t: x + t, lambda x, t: x, u8, 300)
+    with pytest.raises(ts.DTypeError, match="value 300 does not fit u8 in while_loop"):
+        ts.while_loop(lambda c: c < 3, lambda c: c + u8[1], 300)
     i16 = ts.asarray(np.zeros(2, np.int16))
     with pytest.raises(ts.DTypeError, match="argument 40000 does not fit i16"):
         add(i16, 40000)
