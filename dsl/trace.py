@@ -59,7 +59,6 @@ class WeakTraced(Traced[Any]):
 
         return E.convert(source, dtype)
 
-
     def _check_fits(self, source: Atom, dtype: np.dtype[Any], op_name: str | None) -> None:
         allowed = IntRange.of(dtype, op_name)
         if isinstance(source, Literal):  # a constant operand: its value is known now
@@ -74,7 +73,7 @@ class IntRange:
 
     low: int
     high: int
-    where: str  # the narrowest dtype met and where (``u8 at model.py:12``), for the message
+    where: str  # the narrowest dtype met, in which op and where (``u8 in add at model.py:12``), for the message
 
     @staticmethod
     def of(dtype: np.dtype[Any], op_name: str | None) -> IntRange:
