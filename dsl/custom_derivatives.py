@@ -259,9 +259,8 @@ def _split_nondiff(
 def _weak_inputs(args: Sequence[Any], sub: Subgraph) -> dict[int, Any]:
     """The graph inputs of ``sub`` staged from weakly typed leaves of ``args`` (by id), each with its leaf."""
     dynamic = [x for x in pytree.leaves(tuple(args)) if is_tensor_leaf(x) or type(x) in (float, int, bool)]
-    return {
-        id(v): x for v, x in zip(sub.graph.inputs, dynamic) if type(x) in (float, int, bool) or isinstance(x, WeakTraced)
-    }
+    weak = [type(x) in (float, int, bool) or isinstance(x, WeakTraced) for x in dynamic]
+    return {id(v): x for v, x, w in zip(sub.graph.inputs, dynamic, weak) if w}
 
 
 def _placeholder(aval: Aval) -> Spec:

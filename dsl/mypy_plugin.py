@@ -68,15 +68,13 @@ PRELUDE = "tensorstage.prelude.numpy."
 
 # ------------------------------------------------------------------------------------------------ the plugin
 
-BINARY_METHODS = {
-    f"__{n}__": n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift")
-} | {f"__r{n}__": n for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift")}
-COMPARISON_METHODS = {"__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal"}
 OP_NAMES = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
     "mod": "mod", "pow": "power", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
     "lshift": "left_shift", "rshift": "right_shift",
 }
+BINARY_METHODS = {f"__{n}__": n for n in OP_NAMES} | {f"__r{n}__": n for n in OP_NAMES}
+COMPARISON_METHODS = {"__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal"}
 
 
 class TensorstagePlugin(Plugin):

@@ -33,7 +33,7 @@ from .staging.ir import Aval, Graph, SourceLoc, shared_aval
 from .staging.source import user_location
 from .staging.typecheck import typecheck
 from .tensor import Tensor
-from .trace import IntRange, TracedFunction, trace_flat
+from .trace import WEAK_FLOAT_AVAL, IntRange, TracedFunction, trace_flat
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -58,12 +58,10 @@ def _leaf_aval(leaf: Any) -> Aval:
     if isinstance(leaf, (np.ndarray, np.generic)):
         return Aval(leaf.shape, _dt.canonical(leaf.dtype))
     if type(leaf) is float:  # passed as float64, staged weakly typed: ``a + s`` keeps all of s for an f64 ``a``
-        return _PRECISE_FLOAT_AVAL
+        return WEAK_FLOAT_AVAL
     host = as_host_array(leaf)  # Python int or bool: default dtype, weakly typed
     return Aval((), host.dtype)
 
-
-_PRECISE_FLOAT_AVAL = Aval((), np.dtype(np.float64))
 
 
 # Leaf types that are dynamic and carry their own aval (``_is_dynamic`` and ``_leaf_aval`` say so, with more calls).

@@ -20,7 +20,7 @@ from .tensor import Tensor, Traced
 
 
 _PRECISE_FLOAT = np.dtype(np.float64)
-_PRECISE_FLOAT_AVAL = Aval((), _PRECISE_FLOAT)
+WEAK_FLOAT_AVAL = Aval((), _PRECISE_FLOAT)  # a Python float staged weakly typed: float64, keeping its digits
 
 
 class WeakTraced(Traced[Any]):
@@ -109,7 +109,7 @@ def to_atom(x: Any) -> Atom:
 
 def weak_float_atom(x: float) -> Literal:
     """A Python float staged as a weakly typed input: float64, so no digit is lost before it meets an array."""
-    return Literal(np.asarray(x, _PRECISE_FLOAT), _PRECISE_FLOAT_AVAL)
+    return Literal(np.asarray(x, _PRECISE_FLOAT), WEAK_FLOAT_AVAL)
 
 
 def wrap(atom: Atom, weak: bool = False) -> Traced[Any]:

@@ -163,7 +163,9 @@ def inline(graph: Graph, args: Sequence[Atom]) -> tuple[Atom, ...]:
     env: dict[Atom, Atom] = dict(zip(graph.inputs, args, strict=True))  # atoms hash by identity
     for var, arg in env.items():  # equations are copied, not re-typed: a mismatch here would reach XLA
         if not arg.aval.same_layout(var.aval):
-            raise TypeError(f"internal error: inlining a graph that takes {var.aval} with an argument of type {arg.aval}")
+            raise TypeError(
+                f"internal error: inlining a graph that takes {var.aval} with an argument of type {arg.aval}"
+            )
     builder = current()
     append = builder.eqns.append
     get = env.get

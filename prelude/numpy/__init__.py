@@ -54,17 +54,16 @@ from .ufuncs import (
 )
 
 __all__ = [
-    "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "asarray",
-    "astype", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
-    "bitwise_xor", "broadcast_to", "ceil", "clip", "cos",
-    "divide", "divmod", "dot", "equal", "exp", "expand_dims", "expm1", "eye", "floor", "floor_divide", "full", "full_like",
-    "getitem", "greater", "greater_equal", "invert", "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal",
-    "linspace", "log", "log1p", "log2", "log10", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "negative",
-    "not_equal", "ones", "ones_like", "outer", "positive", "power", "prod", "ravel", "reciprocal", "remainder",
-    "reshape", "right_shift", "rint", "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squeeze", "std", "subtract",
-    "sum", "swapaxes", "tan", "tanh", "tensordot", "transpose", "true_divide", "var", "vdot", "where", "zeros",
-    "zeros_like",
+    "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "asarray", "astype",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "broadcast_to", "ceil", "clip", "cos", "divide", "divmod", "dot", "equal", "exp", "expand_dims", "expm1", "eye",
+    "floor", "floor_divide", "full", "full_like", "getitem", "greater", "greater_equal", "invert", "isfinite", "isinf",
+    "isnan", "left_shift", "less", "less_equal", "linspace", "log", "log1p", "log2", "log10", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logsumexp", "matmul", "max", "maximum", "mean", "min", "minimum",
+    "mod", "moveaxis", "multiply", "negative", "not_equal", "ones", "ones_like", "outer", "positive", "power", "prod",
+    "ravel", "reciprocal", "remainder", "reshape", "right_shift", "rint", "round", "rsqrt", "sigmoid", "sign", "sin",
+    "sqrt", "square", "squeeze", "std", "subtract", "sum", "swapaxes", "tan", "tanh", "tensordot", "transpose",
+    "true_divide", "var", "vdot", "where", "zeros", "zeros_like",
     # indexing, joining and einsum
     "array_split", "concatenate", "dstack", "einsum", "hstack", "pad", "split", "stack", "take",
     "take_along_axis", "vstack",

@@ -154,11 +154,14 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
             weak = x.aval.dtype if isinstance(x, WeakTraced) else None  # a Python scalar passed to a program
             if (type(x) is float or weak is not None and _dt.is_float(weak)) and not _dt.is_float(dtype):
                 raise dtype_error(
-                    op_name, f"float scalar {_scalar_text(x)} with a {_dt.short_name(dtype)} operand: convert it with .astype(...)"
+                    op_name,
+                    f"float scalar {_scalar_text(x)} with a {_dt.short_name(dtype)} operand: convert it with "
+                    ".astype(...)",
                 )
             if (type(x) is int or weak is not None and _dt.is_integer(weak)) and dtype == _dt.BOOL:
                 raise dtype_error(
-                    op_name, f"int scalar {_scalar_text(x)} with a bool operand would become a bool: use True/False, or convert "
+                    op_name,
+                    f"int scalar {_scalar_text(x)} with a bool operand would become a bool: use True/False, or convert "
                     "the operand with .astype(...)",
                 )
         return dtype

@@ -25,7 +25,7 @@ dynamic_slice; integer arrays to one gather. Updates are one scatter.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 import numpy as np
 from typing_extensions import Unpack
@@ -162,7 +162,8 @@ def _classify(op_name: str, entry: Any, n: int, axis: int, x: Aval) -> Item:
         parts = [_classify(op_name, e, n, axis, x) for e in entry]
         if not all(isinstance(p, _Point) for p in parts):
             raise shape_error(op_name, f"a list index may mix only scalars with staged scalars, got {entry!r}")
-        atoms = [literal(p.value, INDEX) if isinstance(p.value, int) else p.value for p in parts]  # type: ignore[union-attr]
+        points = cast(list[_Point], parts)  # all points: checked above
+        atoms = [literal(p.value, INDEX) if isinstance(p.value, int) else p.value for p in points]
         return _Array(SL.concatenate([S.reshape(a, (1,)) for a in atoms], 0))
     if isinstance(entry, (list, np.ndarray)):
         value = np.asarray(entry)
