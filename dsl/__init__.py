@@ -11,7 +11,8 @@ from .array import Array, Device, asarray, default_device, device_put, devices
 from .dims import Dim
 from .lowering.backend import DeviceUnavailableError
 from .dtypes import DType, Bool, Floating, Integer, Number, Signed, Unsigned, bf16, bool_, f16, f32, f64, i8, i16, i32, i64, u8, u32
-from .program import Compiled, Program, Staged, program
+from .program import Program, program
+from .staged import Compiled, Staged
 from .pytree import register_pytree_node, tree_map
 from .signature import Spec
 from .staging.errors import ConcretizationError, DTypeError, ShapeError, StagingError, TransformError
