@@ -241,7 +241,9 @@ class Program(Generic[P, R]):
                 if shared is None:
                     shared = same[typed._key] = shared_aval(typed)
                 avals[i] = shared
-        traced = trace_flat(_unwrap_static(self.fn), signature.treedef, leaves, signature.dynamic, avals, signature.weak)
+        traced = trace_flat(
+            _unwrap_static(self.fn), signature.treedef, leaves, signature.dynamic, avals, signature.weak
+        )
         if traced.closure:
             raise ShapeError(
                 f"{self.name} reads a staged value from another program that is being staged; pass it as an argument",
