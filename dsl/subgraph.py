@@ -20,7 +20,7 @@ from .staging import dtypes as _dt
 from .signature import Spec
 from .staging.ir import Atom, Aval, Graph, Literal, Var
 from .tensor import Tensor, Traced
-from .trace import WeakTraced, to_atom, trace_flat, weak_float_atom, wrap
+from .trace import WeakTraced, to_atom, trace_flat, weak_float_atom, weak_input, wrap
 
 
 @attrs.frozen
@@ -36,6 +36,8 @@ class Subgraph:
     # For ``leaf_names``: the flat leaves' dynamic flags and the positional arguments' names.
     dynamic: tuple[bool, ...]
     arg_names: tuple[str, ...]
+    # Per output: a Python scalar the function returned as it is; it stays weakly typed outside, as in a program.
+    weak_outputs: tuple[bool, ...] = ()
 
     @property
     def leaf_names(self) -> list[str]:
@@ -49,7 +51,11 @@ class Subgraph:
         return [path for path, is_dyn in zip(paths, self.dynamic) if is_dyn]
 
     def outputs(self, atoms: Sequence[Atom]) -> Any:
-        return pytree.unflatten(self.out_tree, [wrap(a) for a in atoms])
+        """The function's result from its output ``atoms`` (of this graph's outputs, or their tangents)."""
+        weak = self.weak_outputs
+        return pytree.unflatten(
+            self.out_tree, [weak_input(a) if i < len(weak) and weak[i] else wrap(a) for i, a in enumerate(atoms)]
+        )
 
 
 def is_tensor_leaf(x: object) -> bool:
@@ -129,6 +135,7 @@ def stage_subgraph(
         len(atoms),
         tuple(dynamic),
         tuple(names),
+        traced.weak_outputs,
     )
 
 

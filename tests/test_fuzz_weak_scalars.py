@@ -270,6 +270,22 @@ def test_loop_results_of_python_float_carries_stay_weak() -> None:
     assert np.asarray(tail).tobytes() == np.array([1.1]).tobytes()
 
 
+def test_python_floats_returned_by_custom_derivative_functions_stay_weak() -> None:
+    """Regression: a custom_jvp/custom_vjp function returning a Python float argument as it is gave a float64
+    array (a program returning it gives float32); it now stays weak: the default float alone, every digit where
+    it meets a float64 array, eagerly, in a program and under grad."""
+    a = np.array([1.5], np.float32)
+    wide = np.array([1.0])
+    for make in (ts.custom_jvp, ts.custom_vjp):
+        fn = make(lambda x, s: (x * 2, s))
+        for call in (fn, ts.program(lambda x, s: fn(x, s))):
+            assert [np.asarray(o).dtype for o in call(a, 0.1)] == [np.float32, np.float32]
+        exact = ts.program(lambda x, s, w: fn(x, s)[1] + w)(a, 0.1, wide)
+        assert np.asarray(exact).tobytes() == (wide + 0.1).tobytes()
+        slope = ts.grad(lambda x, s: tnp.sum(fn(x, s)[0]) * fn(x, s)[1])(a, 0.25)
+        assert np.asarray(slope).dtype == np.float32 and np.allclose(np.asarray(slope), 0.5)
+
+
 def test_python_ints_that_would_wrap_are_refused_where_their_value_is_known() -> None:
     """A Python int meeting a narrower integer array wraps in XLA's conversion: refused when the value is known,
     at staging for a constant and at call time for a program argument, naming the op, the dtype and the line."""
