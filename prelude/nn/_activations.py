@@ -10,7 +10,8 @@ from typing_extensions import TypeVarTuple, Unpack
 from ...dtypes import DType, Floating
 from ...staging.primitives import elementwise as E
 from ...tensor import Tensor
-from ..numpy import abs, exp, expm1, log1p, logsumexp, sigmoid, split, tanh, where
+from ...custom_derivatives import stop_gradient
+from ..numpy import abs, exp, expm1, log, log1p, max as max_, sigmoid, split, sum as sum_, tanh, where
 from ..numpy._core import describe, float_operand, normalize_axes, op, shape_error, wrap
 
 DT = TypeVar("DT", bound=DType)
@@ -36,7 +37,8 @@ def gelu(x: Tensor[FT, Unpack[Shape]], approximate: bool = True) -> Tensor[FT, U
     t = float_operand("gelu", x)
     if approximate:
         inner = math.sqrt(2.0 / math.pi) * (t + 0.044715 * t * t * t)
-        return 0.5 * t * (1.0 + tanh(inner))
+        # 0.5 * (1 + tanh(z)) == sigmoid(2 z), which keeps its digits in the left tail (1 + tanh cancels there)
+        return t * sigmoid(2.0 * inner)
     return 0.5 * t * (1.0 + erf(t * (1.0 / math.sqrt(2.0))))
 
 
@@ -61,7 +63,13 @@ def softmax(x: Tensor[FT, Unpack[Shape]], axis: int | type = -1) -> Tensor[FT, U
 def _log_softmax(op_name: str, x: Tensor[FT, Unpack[Shape]], axis: int | type) -> Tensor[FT, Unpack[Shape]]:
     t = float_operand(op_name, x)
     (index,) = normalize_axes(op_name, axis, t, allow_none=False)
-    return t - logsumexp(t, axis=index, keepdims=True)
+    if t.aval.shape[index] == 0:
+        return t  # nothing to normalize (and a maximum over no elements has no value)
+    # Shifted by the row maximum before the sum, not ``x - logsumexp(x)``: logsumexp rounds at the logits'
+    # magnitude, so two equal logits of 1e38 each got probability 1. The shift is a constant for autodiff
+    # (log_softmax is shift invariant); a row of -inf (or with +inf) is NaN, as in JAX.
+    shifted = t - stop_gradient(max_(t, axis=index, keepdims=True))
+    return shifted - log(sum_(exp(shifted), axis=index, keepdims=True))
 
 
 @op

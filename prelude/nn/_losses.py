@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType, Floating, Integer, f32, to_numpy
@@ -16,7 +17,8 @@ from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import iota
 from ...tensor import Tensor
-from ..numpy import abs, log, mean, sqrt, sum, where
+from ...custom_derivatives import stop_gradient
+from ..numpy import abs, isfinite, log, max as max_, mean, sqrt, sum, where
 from ..numpy._core import (
     as_tensor, describe, dtype_error, float_operand, normalize_axes, op, parse_shape, shape_error, wrap,
 )
@@ -50,7 +52,8 @@ def softmax_cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor[DT, Unpack[S_]]:
     """``-sum(labels * log_softmax(logits), axis)``: cross-entropy against class probabilities (or one-hots);
-    ``label_smoothing`` mixes the labels with the uniform distribution: ``(1 - s) * labels + s / classes``."""
+    ``label_smoothing`` mixes the labels with the uniform distribution: ``(1 - s) * labels + s / classes``.
+    Classes with label 0 add 0 (as in Optax), so a masked-out ``-inf`` logit with label 0 gives no NaN."""
     name = "softmax_cross_entropy"
     lg, lb = as_tensor(logits), as_tensor(labels)
     lb_: Any = lb
@@ -59,7 +62,12 @@ def softmax_cross_entropy(
     if label_smoothing:
         (index,) = normalize_axes(name, axis, lg, allow_none=False)
         lb_ = _smooth(name, lb, label_smoothing, lg.aval.shape[index])
-    return -sum(lb_ * log_softmax(lg, axis), axis=axis)
+    return _cross_entropy(lb_, log_softmax(lg, axis), axis)  # type: ignore[no-any-return]
+
+
+def _cross_entropy(labels: Any, log_probs: Any, axis: int | type) -> Any:
+    """``-sum(labels * log_probs, axis)`` with zero-label terms 0: ``0 * -inf`` would be NaN."""
+    return -sum(where(labels == 0, 0.0, labels * log_probs), axis=axis)
 
 
 @op
@@ -67,17 +75,29 @@ def softmax_cross_entropy_with_integer_labels(
     logits: Tensor[DT, Unpack[S_], K], labels: Tensor[IT, Unpack[S_]], label_smoothing: float = 0.0
 ) -> Tensor[DT, Unpack[S_]]:
     """Cross-entropy of logits ``(..., classes)`` against integer class indices ``(...)``, optionally against
-    label-smoothed targets as in ``softmax_cross_entropy``."""
+    label-smoothed targets as in ``softmax_cross_entropy``. A label outside ``[0, classes)`` gives a NaN loss (the
+    labels are data, so this cannot be a staging-time error; NumPy-style negative indices are not accepted)."""
     name = "softmax_cross_entropy_with_integer_labels"
     lg, lb = as_tensor(logits), as_tensor(labels)
     if lg.aval.ndim == 0 or lg.aval.shape[:-1] != lb.aval.shape:
         raise shape_error(
             name, f"labels {describe(labels)} must have the logits' shape {describe(logits)} without the class axis"
         )
-    targets = one_hot(lb, lg.aval.shape[-1], lg.aval.dtype)
+    classes = lg.aval.shape[-1]
+    if not _dt.is_integer(lb.aval.dtype):
+        raise dtype_error(name, f"labels must be integers, got {describe(labels)}")
+    targets = one_hot(lb, classes, lg.aval.dtype)
     if label_smoothing:
-        targets = _smooth(name, targets, label_smoothing, lg.aval.shape[-1])
-    return -sum(targets * log_softmax(lg), axis=-1)
+        targets = _smooth(name, targets, label_smoothing, classes)
+    loss = _cross_entropy(targets, log_softmax(lg), -1)
+    # one_hot of an out-of-range label is all zeros: a loss of 0 would silently drop the example from training
+    return where(_in_range(lb, classes), loss, float("nan"))
+
+
+def _in_range(labels: Any, classes: int) -> Any:
+    """``0 <= labels < classes``; ``classes`` past the labels' dtype bounds nothing (and would not fit in it)."""
+    below = labels < classes if classes <= np.iinfo(labels.aval.dtype).max else labels == labels
+    return below if not _dt.is_signed(labels.aval.dtype) else below & (labels >= 0)
 
 
 def _smooth(name: str, labels: Tensor[Any, Unpack[S_]], amount: float, classes: int) -> Tensor[Any, Unpack[S_]]:
@@ -186,9 +206,20 @@ def cosine_similarity(
     name = "cosine_similarity"
     a, b = _pair(name, x, y, ("x", "y"))
     (index,) = normalize_axes(name, axis, a, allow_none=False)
-    # the norms' product, not the product of squared norms (that overflows f32 for norms past ~4e9)
-    norms = _safe_sqrt(sum(a * a, axis=index)) * _safe_sqrt(sum(b * b, axis=index))
-    return sum(a * b, axis=index) / where(norms > eps, norms, eps)
+    # Each vector divided by its largest magnitude first: squares of entries past ~1.8e19 (f32) or ~256 (f16)
+    # overflow. The cosine does not depend on that scale, and ``eps`` scales with it, so the result (and, the
+    # scales held constant, its gradient) is unchanged.
+    sa, sb = _max_abs(a, index), _max_abs(b, index)
+    a_, b_ = a / sa, b / sb
+    norms = _safe_sqrt(sum(a_ * a_, axis=index)) * _safe_sqrt(sum(b_ * b_, axis=index))
+    floor = eps / (sa * sb).squeeze(index)  # inf where the scales underflow: then |x| |y| < eps and the result is 0
+    return sum(a_ * b_, axis=index) / where(norms > floor, norms, floor)
+
+
+def _max_abs(x: Any, axis: int) -> Any:
+    """``max(|x|)`` along ``axis`` (kept), 1 where it is 0 or not finite, as a constant for autodiff."""
+    peak = stop_gradient(max_(abs(x), axis=axis, keepdims=True))
+    return where((peak > 0) & isfinite(peak), peak, 1.0)
 
 
 def _safe_sqrt(x: Any) -> Any:

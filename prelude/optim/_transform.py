@@ -12,6 +12,9 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 import attrs
 
+import numpy as np
+
+from ...dtypes import f32, f64
 from ...pytree import leaves
 from ...tensor import Tensor
 from ..numpy import asarray, maximum, sqrt, sum, zeros
@@ -42,14 +45,15 @@ class ChainState:
 
 
 def global_norm(tree: Any) -> Tensor[Any]:
-    """``sqrt(sum of every leaf's squared entries)``: the L2 norm of the whole pytree as one vector, in the first
-    leaf's dtype (other leaves' sums are converted to it)."""
+    """``sqrt(sum of every leaf's squared entries)``: the L2 norm of the whole pytree as one vector, accumulated
+    and returned in f64 if any leaf is f64, else in f32 (in f16, the squares of a norm past 256 overflow: clipping
+    would then zero every gradient)."""
     xs = [asarray(x) for x in leaves(tree)]
-    if not xs:
-        return zeros(())
-    total = sum(xs[0] * xs[0])
-    for x in xs[1:]:
-        total = total + sum(x * x).astype(total.dtype)
+    wide = f64 if any(x.dtype == np.float64 for x in xs) else f32
+    total = zeros((), dtype=wide)
+    for x in xs:
+        w = x.astype(wide)
+        total = total + sum(w * w)
     return sqrt(total)
 
 

@@ -81,7 +81,11 @@ def truncated_normal(
     key: Key, lower: Any, upper: Any, shape: ShapeLike | None = None, dtype: type[Floating] | Any = None
 ) -> AnyTensor:
     """Standard normal floats conditioned on ``lower < x < upper`` (by the inverse CDF; differentiable with
-    respect to the bounds). ``shape`` defaults to the bounds' broadcast shape."""
+    respect to the bounds). ``shape`` defaults to the bounds' broadcast shape; NaN where ``lower >= upper``.
+
+    As in JAX, the inverse CDF goes through ``erf``, whose values near ±1 are coarse: intervals far in a tail
+    (both bounds beyond about 4 in f32, 8 in f64) are sampled coarsely, and beyond about 5.5 (f32) the draws
+    collapse onto a bound."""
     check_key("truncated_normal", key)
     target, work = float_dtypes("truncated_normal", dtype, lower, upper)
     sizes, names = sample_shape("truncated_normal", shape, lower, upper)
@@ -96,7 +100,7 @@ def truncated_normal(
     lo_s, hi_s = stop_gradient(lo), stop_gradient(hi)
     lo_in = where(isfinite(lo_s), lo_s + abs_(lo_s) * eps + tiny, lo_s)
     hi_in = where(isfinite(hi_s), hi_s - abs_(hi_s) * eps - tiny, hi_s)
-    out = as_tensor(clip(x, lo_in, hi_in))
+    out = as_tensor(where(lo_s < hi_s, clip(x, lo_in, hi_in), float("nan")))  # an empty interval has no draws
     return out if work == target else out.astype(target)
 
 

@@ -94,7 +94,8 @@ def _poisson_large(key: Key, lam: Any, sizes: tuple[int, ...]) -> Any:
 def poisson(key: Key, lam: Any, shape: ShapeLike | None = None, dtype: type[DType] | Any = i32) -> AnyTensor:
     """Poisson(lam) integers. lam < 10: inversion (a bounded sequential search of the CDF, at most 64 steps);
     lam >= 10: Hörmann's PTRS transformed rejection (at most 32 vectorized rounds). Counts are computed in
-    ``lam``'s float dtype (f32 for Python floats), so they are exact up to 2**24 in f32; -1 where lam < 0."""
+    ``lam``'s float dtype (f32 for Python floats), so they are exact up to 2**24 in f32; -1 where lam < 0 or is
+    not finite."""
     check_key("poisson", key)
     target = _int_dtype("poisson", dtype)
     _, work = float_dtypes("poisson", None, lam)
@@ -104,12 +105,15 @@ def poisson(key: Key, lam: Any, shape: ShapeLike | None = None, dtype: type[DTyp
     small = _poisson_small(k_small, minimum(rate, _POISSON_SWITCH), sizes)
     large = _poisson_large(k_large, maximum(rate, _POISSON_SWITCH), sizes)
     count = where(rate < _POISSON_SWITCH, small, large)
-    return as_tensor(where(rate >= 0.0, count, -1.0)).astype(target)
+    valid = logical_and(rate >= 0.0, rate < float("inf"))  # an infinite rate has no finite count: -1, like NaN
+    return as_tensor(where(valid, count, -1.0)).astype(target)
 
 
 @op
 def geometric(key: Key, p: Any, shape: ShapeLike | None = None, dtype: type[DType] | Any = i32) -> AnyTensor:
-    """Geometric(p) integers >= 1 (trials up to the first success): ``floor(log(u) / log1p(-p)) + 1``."""
+    """Geometric(p) integers >= 1 (trials up to the first success): ``floor(log(u) / log1p(-p)) + 1``; the
+    dtype's largest value where ``p == 0`` (never a success; the float-to-int conversion saturates), -1 where
+    ``p`` is outside ``[0, 1]`` or NaN."""
     check_key("geometric", key)
     target = _int_dtype("geometric", dtype)
     _, work = float_dtypes("geometric", None, p)
@@ -117,7 +121,9 @@ def geometric(key: Key, p: Any, shape: ShapeLike | None = None, dtype: type[DTyp
     prob = param(p, work, sizes)
     u: Any = _uniform("geometric", key, sizes, work, 0.0, 1.0)
     u = where(u == 0.0, 1.0, u)  # as JAX: keeps log finite without changing the other draws
-    return as_tensor(floor(log(u) / log1p(-prob)) + 1.0).astype(target)
+    trials = floor(log(u) / log1p(-prob)) + 1.0
+    valid = logical_and(prob >= 0.0, prob <= 1.0)  # False for NaN too
+    return as_tensor(where(valid, trials, -1.0)).astype(target)
 
 
 @op

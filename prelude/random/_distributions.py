@@ -146,7 +146,24 @@ def _span(minval: Any, maxval: Any, lo: Atom, dtype: np.dtype[Any]) -> Atom | No
         return None if width == 2**32 else literal(width, U32)
     hi = _int_bound("maxval", maxval, dtype, 0)
     span = E.sub(E.convert(hi, U32), E.convert(lo, U32))  # exact mod 2**32 for any pair of bounds
-    return E.select(bind(E.le_p, hi, lo), S.full_like(span, 1), span)
+    span = E.select(bind(E.le_p, hi, lo), S.full_like(span, 1), span)
+    above = _above_top(maxval, dtype)
+    if above is None:
+        return span
+    # A maxval past the dtype's top was clipped to it: the top is then a possible draw (as in JAX). A span that
+    # wraps to 0 (the whole 32-bit range) uses 2**32 - 1, a bias of one value in 2**32.
+    wider = E.add(span, literal(1, U32))
+    wider = E.select(bind(E.eq_p, wider, literal(0, U32)), literal(0xFFFFFFFF, U32), wider)
+    return E.select(above, wider, span)
+
+
+def _above_top(bound: Any, dtype: np.dtype[Any]) -> Atom | None:
+    """Whether a tensor bound exceeds ``dtype``'s largest value (None when its dtype cannot)."""
+    t = as_tensor(bound)
+    top = int(np.iinfo(dtype).max)
+    if int(np.iinfo(t.aval.dtype).max) <= top:
+        return None
+    return bind(E.gt_p, t.atom, literal(top, t.aval.dtype))  # type: ignore[no-any-return]
 
 
 def _int_bound(name: str, bound: Any, dtype: np.dtype[Any], slack: int) -> Atom:
@@ -159,4 +176,14 @@ def _int_bound(name: str, bound: Any, dtype: np.dtype[Any], slack: int) -> Atom:
     t = as_tensor(bound)
     if t.aval.ndim or not _dt.is_integer(t.aval.dtype):
         raise dtype_error("randint", f"{name} must be an int or an integer scalar, got {describe(bound)}")
-    return E.convert(t.atom, dtype)
+    return E.convert(_clip_to(t.atom, dtype), dtype)
+
+
+def _clip_to(x: Atom, dtype: np.dtype[Any]) -> Atom:
+    """An integer scalar clipped into ``dtype``'s range, so converting it cannot wrap (-1000 as i8 would be 24)."""
+    have, want = np.iinfo(x.aval.dtype), np.iinfo(dtype)
+    if int(have.min) < int(want.min):
+        x = E.select(bind(E.lt_p, x, literal(int(want.min), x.aval.dtype)), literal(int(want.min), x.aval.dtype), x)
+    if int(have.max) > int(want.max):
+        x = E.select(bind(E.gt_p, x, literal(int(want.max), x.aval.dtype)), literal(int(want.max), x.aval.dtype), x)
+    return x
