@@ -6,11 +6,15 @@ import operator
 from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
+import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType
 from ...op_signatures import as_matmul
+from ...staging import dtypes
+from ...staging.builder import bind
 from ...staging.ir import Atom, Aval
+from ...staging.primitives import elementwise as E
 from ...staging.primitives import linalg as L
 from ...staging.primitives import structural as S
 from ...tensor import Tensor, Traced
@@ -24,12 +28,27 @@ A = TypeVar("A")
 B = TypeVar("B")
 
 
-def _operands(name: str, x: Any, y: Any) -> tuple[Atom, Atom]:
+def _operands(name: str, x: Any, y: Any, *, scalars: bool = False) -> tuple[Atom, Atom]:
+    """Both operands as atoms of one dtype, rank >= 1 unless ``scalars``. Booleans become i32 (dot_general has
+    no boolean form): :func:`as_logical` turns the product back into NumPy's boolean one."""
     result_dtype(name, (x, y))
     a, b = as_tensor(x), as_tensor(y)
-    if a.aval.ndim == 0 or b.aval.ndim == 0:
+    if not scalars and (a.aval.ndim == 0 or b.aval.ndim == 0):
         raise shape_error(name, f"{name} needs operands of rank >= 1, got {describe(a)} and {describe(b)}")
-    return a.atom, b.atom
+    return as_counts(a.atom), as_counts(b.atom)
+
+
+def as_counts(a: Atom) -> Atom:
+    """A boolean operand of a product as i32 (1 for true), so that the product counts the true terms."""
+    return E.convert(a, dtypes.DEFAULT_INT) if a.aval.dtype == np.bool_ else a
+
+
+def as_logical(product: Atom, x: Any) -> Atom:
+    """A product of boolean operands (computed in i32, as counts of true terms) as NumPy's: whether any is true."""
+    if as_tensor(x).aval.dtype != np.bool_:
+        return product
+    logical: Atom = bind(E.ne_p, product, S.full_like(product, 0))
+    return logical
 
 
 @as_matmul
@@ -40,7 +59,7 @@ def matmul(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     if type(x) is Traced and type(y) is Traced:  # two staged matrices of one dtype (a layer): no checks beyond these
         a, b = x.atom, y.atom
         sa, sb = a.aval.shape, b.aval.shape
-        if len(sa) == 2 == len(sb) and sa[1] == sb[0] and a.aval.dtype == b.aval.dtype:
+        if len(sa) == 2 == len(sb) and sa[1] == sb[0] and a.aval.dtype == b.aval.dtype != np.bool_:
             return Traced(L.dot_general(a, b, ((1,), (0,))))
     a, b = _operands("matmul", x, y)
     ra, rb = a.aval.ndim, b.aval.ndim
@@ -51,27 +70,28 @@ def matmul(x: AnyTensor, y: AnyTensor) -> AnyTensor:
             f"{'first' if rb == 1 else 'second-to-last'} axis of {describe(wrap(b))}",
         )
     if rb <= 2 or ra == 1:
-        return wrap(L.dot_general(a, b, ((ra - 1,), (max(rb - 2, 0),))))
+        return wrap(as_logical(L.dot_general(a, b, ((ra - 1,), (max(rb - 2, 0),))), x))
     # Both operands carry batch axes: align them, then contract with dot_general batch dimensions.
     batch_a = Aval(a.aval.shape[:-2], a.aval.dtype, a.aval.dims[:-2]) if ra >= 3 else None
     batch_b = Aval(b.aval.shape[:-2], b.aval.dtype, b.aval.dims[:-2])
     if batch_a is None:  # ra == 2: the matrix is shared by every batch element
-        return wrap(S.moveaxis(L.dot_general(a, b, ((1,), (rb - 2,))), 0, rb - 2))
+        return wrap(as_logical(S.moveaxis(L.dot_general(a, b, ((1,), (rb - 2,))), 0, rb - 2), x))
     batch = broadcast_shapes("matmul", [batch_a, batch_b])
     a = S.broadcast_to(a, Aval((*batch.shape, *a.aval.shape[-2:]), a.aval.dtype, (*batch.dims, *a.aval.dims[-2:])))
     b = S.broadcast_to(b, Aval((*batch.shape, *b.aval.shape[-2:]), b.aval.dtype, (*batch.dims, *b.aval.dims[-2:])))
     nb = len(batch.shape)
     axes = tuple(range(nb))
-    return wrap(L.dot_general(a, b, ((nb + 1,), (nb,)), (axes, axes)))
+    return wrap(as_logical(L.dot_general(a, b, ((nb + 1,), (nb,)), (axes, axes)), x))
 
 
 @as_matmul
 @op
 def dot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
-    """NumPy dot: for 1-D/2-D operands it is matmul; for N-D it contracts x's last axis with y's second-to-last."""
+    """NumPy dot: for 1-D/2-D operands it is matmul; for N-D it contracts x's last axis with y's second-to-last.
+    A 0-d operand is an error (NumPy multiplies): write ``x * y``."""
     a, b = _operands("dot", x, y)
     rb = b.aval.ndim
-    return wrap(L.dot_general(a, b, ((a.aval.ndim - 1,), (max(rb - 2, 0),))))
+    return wrap(as_logical(L.dot_general(a, b, ((a.aval.ndim - 1,), (max(rb - 2, 0),))), x))
 
 
 @op
@@ -79,7 +99,7 @@ def vdot(x: Tensor[DT, Unpack[Sh]], y: Tensor[DT, Unpack[S2]]) -> Tensor[DT]:
     a, b = _operands("vdot", x, y)
     fa = S.reshape(a, (a.aval.size,), (None,))
     fb = S.reshape(b, (b.aval.size,), (None,))
-    return wrap(L.dot_general(fa, fb, ((0,), (0,))))
+    return wrap(as_logical(L.dot_general(fa, fb, ((0,), (0,))), x))
 
 
 @overload
@@ -91,15 +111,14 @@ def outer(x: AnyTensor, y: AnyTensor) -> AnyTensor:
     a, b = _operands("outer", x, y)
     fa = S.reshape(a, (a.aval.size,), (a.aval.dims[0] if a.aval.ndim == 1 else None,))
     fb = S.reshape(b, (b.aval.size,), (b.aval.dims[0] if b.aval.ndim == 1 else None,))
-    return wrap(L.dot_general(fa, fb, ((), ())))
+    return wrap(as_logical(L.dot_general(fa, fb, ((), ())), x))
 
 
 @op
 def tensordot(
     x: Tensor[DT, Unpack[Sh]], y: Tensor[DT, Unpack[S2]], axes: int | tuple[Sequence[int], Sequence[int]] = 2
 ) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
-    a, b = as_tensor(x).atom, as_tensor(y).atom
-    result_dtype("tensordot", (x, y))
+    a, b = _operands("tensordot", x, y, scalars=True)
     if isinstance(axes, int):
         if not 0 <= axes <= min(a.aval.ndim, b.aval.ndim):
             raise shape_error("tensordot", f"axes={axes} does not fit operands {a.aval} and {b.aval}")
@@ -110,7 +129,7 @@ def tensordot(
         rhs = _tensordot_axes(axes[1], b)
         if len(lhs) != len(rhs):
             raise shape_error("tensordot", f"axes {axes!r} name {len(lhs)} and {len(rhs)} axes")
-    return wrap(L.dot_general(a, b, (lhs, rhs)))
+    return wrap(as_logical(L.dot_general(a, b, (lhs, rhs)), x))
 
 
 def _tensordot_axes(items: Any, a: Atom) -> tuple[int, ...]:
@@ -137,7 +156,7 @@ def multi_dot(arrays: Sequence[Tensor[DT, Unpack[tuple[Any, ...]]]]) -> Tensor[D
     first_vector, last_vector = items[0].aval.ndim == 1, items[-1].aval.ndim == 1
     mats: list[Atom] = []
     for i, t in enumerate(items):
-        a = t.atom
+        a = as_counts(t.atom)
         if a.aval.ndim == 1 and i in (0, len(items) - 1):
             shape, names = ((1, a.aval.shape[0]), (None, a.aval.dims[0])) if i == 0 else (
                 (a.aval.shape[0], 1), (a.aval.dims[0], None))
@@ -162,7 +181,7 @@ def multi_dot(arrays: Sequence[Tensor[DT, Unpack[tuple[Any, ...]]]]) -> Tensor[D
     out = product(0, len(mats) - 1)
     keep = [axis for axis, vector in ((0, first_vector), (1, last_vector)) if not vector]
     out = S.reshape(out, tuple(out.aval.shape[a] for a in keep), tuple(out.aval.dims[a] for a in keep))
-    return wrap(out)
+    return wrap(as_logical(out, items[0]))
 
 
 def _chain_order(sizes: list[int]) -> list[list[int]]:

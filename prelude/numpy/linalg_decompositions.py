@@ -15,7 +15,7 @@ from ...staging.ir import Atom
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import describe, float_operand, op, shape_error, wrap
+from ._core import describe, dtype_error, float_operand, op, shape_error, wrap
 
 DT = TypeVar("DT", bound=DType)
 N = TypeVar("N")
@@ -38,6 +38,13 @@ def square_operand(name: str, a: Any) -> Atom:
     if x.aval.ndim < 2 or x.aval.shape[-1] != x.aval.shape[-2]:
         raise shape_error(name, f"{name} needs square matrices in the last two axes, got {describe(wrap(x))}")
     return x
+
+
+def same_dtype(name: str, a: Atom, b: Atom) -> None:
+    """An error naming ``name`` unless ``a`` and ``b`` have one dtype (tensorstage never promotes)."""
+    if a.aval.dtype != b.aval.dtype:
+        raise dtype_error(name, f"dtypes differ: {describe(wrap(a))} and {describe(wrap(b))}; tensorstage never "
+                          "promotes between array dtypes: convert one with .astype(...)")
 
 
 @op

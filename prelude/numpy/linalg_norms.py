@@ -2,7 +2,8 @@
 
 Vector norms (one axis): ``ord`` None/2, 1, inf, -inf, 0 (count of nonzeros) or any other p. Matrix norms (two
 axes): 'fro' (or None), 1, -1, inf, -inf (max/min absolute column/row sums), and 2, -2, 'nuc' from the
-eigenvalues of ``xᵀx`` (or ``x xᵀ``, the smaller) (squares the condition number: less accurate than an SVD for ill-conditioned input).
+singular values, found with ``eigh`` (as accurate as an SVD; see :func:`_singular_values`). As NumPy, the largest
+of no values (an empty matrix) is 0 and the smallest is an error.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType
 from ...staging.builder import bind
-from ...staging.ir import Atom
+from ...staging.ir import Atom, Aval
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
+from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import as_tensor, describe, float_operand, normalize_axes, op, shape_error, wrap
+from ._core import float_operand, normalize_axes, op, shape_error, wrap
 
 DT = TypeVar("DT", bound=DType)
 Sh = TypeVarTuple("Sh")
@@ -53,26 +55,51 @@ def _vector_norm(op_name: str, x: Atom, ord: Any, axes: tuple[int, ...]) -> Atom
     return E.pow(R.reduce_sum(E.pow(magnitude, p), axes), E.scalar(1.0 / float(ord), x))
 
 
-def _matrix_norm(x: Atom, ord: Any, rows: int, cols: int) -> Atom:  # noqa: A002 - NumPy's name
+def _extreme(op_name: str, values: Atom, axis: int, largest: bool) -> Atom:
+    """The largest (or smallest) of ``values`` along ``axis``: as NumPy, the largest of none is 0 (the values are
+    magnitudes) and the smallest of none is an error."""
+    if not largest:
+        if values.aval.shape[axis] == 0:
+            raise shape_error(op_name, f"a minimum over the empty axis {axis} of {values.aval} has no value")
+        return R.reduce_min(values, (axis,))
+    biggest = R.reduce_max(values, (axis,))
+    return biggest if values.aval.shape[axis] else S.full_like(biggest, 0)
+
+
+def _singular_values(x: Atom, rows: int, cols: int) -> Atom:
+    """Singular values (ascending, ``(..., K)``, K = min(M, N)) of the matrices in axes ``rows`` and ``cols``,
+    from ``eigh`` (lowered everywhere; SVD is CPU-only).
+
+    The eigenvalues of the symmetric ``[[0, R], [Rᵀ, 0]]`` are ``±s``, each to within ``eps · max(s)`` as an SVD
+    gives them (the Gram matrix ``Rᵀ R`` would lose the small ones: its condition number is squared). ``R`` is
+    the K x K triangle of a QR of the tall orientation of a non-square matrix: same singular values, no
+    spurious zero eigenvalues (and distinct ones keep derivatives finite)."""
+    rest = [a for a in range(x.aval.ndim) if a not in (rows, cols)]
+    m = S.transpose(x, (*rest, rows, cols))
+    if m.aval.shape[-2] < m.aval.shape[-1]:
+        m = D.mT(m)
+    if m.aval.shape[-2] != m.aval.shape[-1]:
+        m = D.qr(m, full_matrices=False)[1]
+    *batch, k, _ = m.aval.shape
+    names = (*m.aval.dims[:-2], None, None)
+    augmented = S.zeros(Aval((*batch, 2 * k, 2 * k), m.aval.dtype, names))
+    below = S.reshape(D.mT(m), (*batch, k, k), names)
+    augmented = SL.dynamic_update_slice(augmented, below, [0] * len(batch) + [k, 0])  # eigh reads the lower half
+    w = D.eigh(augmented)[0]
+    return E.abs(SL.slice_in_dim(w, k, 2 * k, w.aval.ndim - 1))  # the K largest: +s (abs: rounding of a 0)
+
+
+def _matrix_norm(op_name: str, x: Atom, ord: Any, rows: int, cols: int) -> Atom:  # noqa: A002 - NumPy's name
     if ord is None or ord == "fro":
         return _sqrt(R.reduce_sum(E.mul(x, x), (rows, cols)))
-    magnitude = E.abs(x)
     if ord in (1, -1, math.inf, -math.inf):
         summed, then = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = R.reduce_sum(magnitude, (summed,))
-        pick = R.reduce_max if ord > 0 else R.reduce_min
-        return pick(sums, (then - (then > summed),))
+        sums = R.reduce_sum(E.abs(x), (summed,))
+        return _extreme(op_name, sums, then - (then > summed), ord > 0)
     if ord in (2, -2, "nuc"):
-        # Singular values are the square roots of the eigenvalues of xᵀx (clamped at 0 against rounding).
-        rest = [a for a in range(x.aval.ndim) if a not in (rows, cols)]
-        m = S.transpose(x, (*rest, rows, cols))
-        tall = m.aval.shape[-2] >= m.aval.shape[-1]  # the smaller Gram matrix: no spurious zero eigenvalues
-        w = D.eigh(D.mm(D.mT(m), m) if tall else D.mm(m, D.mT(m)))[0]
-        singular = _sqrt(E.maximum(w, S.full_like(w, 0)))
-        last = (singular.aval.ndim - 1,)
-        if ord == "nuc":
-            return R.reduce_sum(singular, last)
-        return (R.reduce_max if ord == 2 else R.reduce_min)(singular, last)
+        singular = _singular_values(x, rows, cols)
+        last = singular.aval.ndim - 1
+        return R.reduce_sum(singular, (last,)) if ord == "nuc" else _extreme(op_name, singular, last, ord == 2)
     raise ValueError(f"invalid norm order {ord!r} for matrices")
 
 
@@ -101,7 +128,7 @@ def norm(
     if len(axes) == 1 or (ord is None and axis is None):
         out = _vector_norm("norm", a, ord, axes)
     elif len(axes) == 2:
-        out = _matrix_norm(a, ord, *axes)
+        out = _matrix_norm("norm", a, ord, *axes)
     else:
         raise shape_error("norm", f"axis must name one or two axes, got {axis!r}")
     return wrap(_kept(out, a, axes) if keepdims else out)
@@ -132,14 +159,7 @@ def matrix_norm(
     t = float_operand("matrix_norm", x)
     if t.aval.ndim < 2:
         raise shape_error("matrix_norm", f"needs a (batch of) matrices, got {t.aval}")
-    nd = t.aval.ndim
-    rows, cols = t.aval.shape[-2:]
-    if rows * cols == 0 and not isinstance(ord, str) and ord in (2, -2, 1, -1, math.inf, -math.inf):
-        # an empty matrix: the max (ord > 0) or min of no sums or singular values, as NumPy: 0, or an error
-        picked = 0 if ord in (2, -2) else (cols if ord in (1, -1) else rows)
-        if picked == 0 and ord < 0:
-            raise shape_error("matrix_norm", f"ord={ord!r} of the empty matrices of {describe(t)} has no value (a "
-                              "minimum over no elements)")
-        if picked == 0:
-            return wrap(S.full_like(as_tensor(norm(t, "fro", (nd - 2, nd - 1), keepdims)).atom, 0))
-    return norm(t, ord, (nd - 2, nd - 1), keepdims)
+    a = t.atom
+    axes = (a.aval.ndim - 2, a.aval.ndim - 1)
+    out = _matrix_norm("matrix_norm", a, ord, *axes)
+    return wrap(_kept(out, a, axes) if keepdims else out)

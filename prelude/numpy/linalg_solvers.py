@@ -17,12 +17,13 @@ from typing import Any, TypeVar
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType
+from ...staging import dtypes as _dt
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import describe, float_operand, normalize_axes, op, shape_error, wrap
-from .linalg_decompositions import square_operand
+from ._core import as_tensor, broadcast_shapes, describe, float_operand, normalize_axes, op, shape_error, wrap
+from .linalg_decompositions import same_dtype, square_operand
 
 DT = TypeVar("DT", bound=DType)
 N = TypeVar("N")
@@ -40,24 +41,30 @@ def _identity(a: Atom) -> Atom:
     return D.triangle(S.full_like(like, 1), "eq")
 
 
+def _with_batch(x: Atom, batch: Aval) -> Atom:
+    """``x`` (``(..., R, C)``) broadcast to the batch axes ``batch`` (its matrix axes kept)."""
+    shape, dims = (*batch.shape, *x.aval.shape[-2:]), (*batch.dims, *x.aval.dims[-2:])
+    if x.aval.shape == shape:
+        return x
+    return S.broadcast_to(x, Aval(shape, x.aval.dtype, dims))
+
+
 @op
 def solve(a: Tensor[DT, Unpack[Batch], N, N], b: Tensor[DT, Unpack[Sh]]) -> Tensor[DT, Unpack[Sh]]:
-    """``x`` with ``a x = b``. As in NumPy 2, ``b`` is one vector ``(N,)`` if 1-D, else ``(..., N, K)`` with the
-    batch axes of ``a``."""
+    """``x`` with ``a x = b``. As in NumPy 2, ``b`` is one vector ``(N,)`` if 1-D (solved against every matrix
+    of ``a``), else ``(..., N, K)`` whose batch axes broadcast with ``a``'s."""
     x = square_operand("solve", a)
     rhs = float_operand("solve", b).atom
-    if rhs.aval.dtype != x.aval.dtype:
-        raise shape_error("solve", f"dtypes differ: {describe(wrap(x))} and {describe(wrap(rhs))}")
-    batch, n = x.aval.shape[:-2], x.aval.shape[-1]
+    same_dtype("solve", x, rhs)
+    n = x.aval.shape[-1]
     vector = rhs.aval.ndim == 1
-    fits = rhs.aval.shape == (n,) if vector else rhs.aval.shape[:-1] == (*batch, n)
-    if not fits:
-        expected = f"({n},) or {(*batch, n, 'K')}"
-        raise shape_error("solve", f"b must have shape {expected} for a of shape {x.aval.shape}, got {rhs.aval}")
+    if rhs.aval.ndim == 0 or rhs.aval.shape[-1 if vector else -2] != n:
+        raise shape_error("solve", f"b must have shape ({n},) or (..., {n}, K) for a of shape {describe(wrap(x))}, "
+                          f"got {describe(wrap(rhs))}")
     if vector:
-        column = S.reshape(rhs, (n, 1), (rhs.aval.dims[0], None))
-        rhs = S.broadcast_in_dim(column, (*batch, n, 1), (len(batch), len(batch) + 1))
-    out = D.solve(x, rhs)
+        rhs = S.reshape(rhs, (n, 1), (rhs.aval.dims[0], None))
+    batch = broadcast_shapes("solve", [Aval(t.aval.shape[:-2], t.aval.dtype, t.aval.dims[:-2]) for t in (x, rhs)])
+    out = D.solve(_with_batch(x, batch), _with_batch(rhs, batch))
     if vector:
         out = S.reshape(out, out.aval.shape[:-1], out.aval.dims[:-1])
     return wrap(out)
@@ -86,12 +93,24 @@ def slogdet(a: Tensor[DT, Unpack[Batch], N, N]) -> tuple[Tensor[DT, Unpack[Batch
     return wrap(sign), wrap(logdet)
 
 
+def _power_operand(a: Any, n: int) -> Atom:
+    """A batch of square float matrices, or integer ones for ``n >= 0`` (NumPy takes those too; a negative power
+    of an integer matrix is a float one, which tensorstage does not convert to for the user)."""
+    t = as_tensor(a)
+    if n >= 0 and _dt.is_integer(t.aval.dtype):
+        if t.aval.ndim < 2 or t.aval.shape[-1] != t.aval.shape[-2]:
+            raise shape_error("matrix_power", f"needs square matrices in the last two axes, got {describe(t)}")
+        return t.atom
+    return square_operand("matrix_power", t)
+
+
 @op
 def matrix_power(a: Tensor[DT, Unpack[Batch], N, N], n: int) -> Tensor[DT, Unpack[Batch], N, N]:
-    """``a`` multiplied by itself ``n`` times by repeated squaring (``n < 0``: powers of the inverse)."""
+    """``a`` multiplied by itself ``n`` times by repeated squaring (``n < 0``: powers of the inverse; integer
+    matrices need ``n >= 0``)."""
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"exponent must be an int, got {n!r}")
-    x = square_operand("matrix_power", a)
+    x = _power_operand(a, n)
     if n < 0:
         x, n = D.solve(x, _identity(x)), -n
     result: Atom | None = None
@@ -131,8 +150,7 @@ def tensorsolve(
     the end first. ``x`` has shape ``a.shape[b.ndim:]``; both that and ``a.shape[:b.ndim]`` have ``b``'s size."""
     x = float_operand("tensorsolve", a).atom
     rhs = float_operand("tensorsolve", b).atom
-    if rhs.aval.dtype != x.aval.dtype:
-        raise shape_error("tensorsolve", f"dtypes differ: {describe(wrap(x))} and {describe(wrap(rhs))}")
+    same_dtype("tensorsolve", x, rhs)
     if axes is not None:
         moved = normalize_axes("tensorsolve", tuple(axes), wrap(x), allow_none=False)
         rest = [k for k in range(x.aval.ndim) if k not in moved]

@@ -23,7 +23,7 @@ from ...staging.primitives import structural as S
 from ...staging.primitives import svd as SV
 from ...tensor import Tensor
 from ._core import as_tensor, atom, describe, float_operand, op, shape_error, wrap
-from .linalg_decompositions import matrix_operand
+from .linalg_decompositions import matrix_operand, same_dtype
 
 DT = TypeVar("DT", bound=DType)
 M = TypeVar("M")
@@ -105,28 +105,32 @@ def svdvals(x: Tensor[DT, Unpack[Batch], M, N]) -> Tensor[DT, Unpack[Batch], Any
     return wrap(SV.svd(matrix_operand("svdvals", x), False, False)[0])
 
 
-def _reduced_svd(name: str, a: Any) -> tuple[Atom, Atom, Atom]:
-    u, s, vh = SV.svd(matrix_operand(name, a), False, True)
-    return u, s, vh
-
-
 def _pinv_from(u: Atom, s: Atom, vh: Atom, rcond: Any) -> Atom:
     cutoff = E.mul(_tolerance(rcond, s), _keepdim(R.reduce_max(s, _last(s)), s))
     scaled = E.mul(D.mT(vh), _spread_last(_inverse_above(s, cutoff), D.mT(vh), -1))  # V diag(1/s)
     return D.mm(scaled, D.mT(u))
 
 
+_UNSET: Any = object()  # pinv's ``rtol`` not passed (NumPy tells that apart from an explicit None)
+
+
 @op
 def pinv(
-    a: Tensor[DT, Unpack[Batch], M, N], rcond: Any = None, *, rtol: Any = None
+    a: Tensor[DT, Unpack[Batch], M, N], rcond: Any = None, *, rtol: Any = _UNSET
 ) -> Tensor[DT, Unpack[Batch], N, M]:
     """Moore-Penrose pseudo-inverse ``V diag(1/s) Uᵀ``, singular values at or below ``rcond * max(s)`` dropped.
     ``rcond`` (a number or per-matrix tensor) defaults to NumPy's 1e-15; ``rtol`` is NumPy 2's name for it (pass
-    one of the two)."""
-    if rcond is not None and rtol is not None:
+    one of the two; ``rtol=None`` means ``max(M, N) * eps``)."""
+    if rcond is not None and rtol is not _UNSET:
         raise ValueError("`rtol` and `rcond` can't be both set.")
-    limit = rcond if rcond is not None else (rtol if rtol is not None else 1e-15)
-    u, s, vh = _reduced_svd("pinv", a)
+    x = matrix_operand("pinv", a)
+    if rcond is not None:
+        limit = rcond
+    elif rtol is _UNSET:
+        limit = 1e-15
+    else:
+        limit = float(np.finfo(x.aval.dtype).eps) * max(x.aval.shape[-2:]) if rtol is None else rtol
+    u, s, vh = SV.svd(x, False, True)
     return wrap(_pinv_from(u, s, vh, limit))
 
 
@@ -167,8 +171,7 @@ def lstsq(
     if x.aval.ndim != 2:
         raise shape_error("lstsq", f"lstsq needs a 2-D matrix a, got {describe(wrap(x))}")
     rhs = float_operand("lstsq", b).atom
-    if rhs.aval.dtype != x.aval.dtype:
-        raise shape_error("lstsq", f"dtypes differ: {describe(wrap(x))} and {describe(wrap(rhs))}")
+    same_dtype("lstsq", x, rhs)
     m, n = x.aval.shape
     vector = rhs.aval.ndim == 1
     if rhs.aval.ndim not in (1, 2) or rhs.aval.shape[0] != m:
@@ -192,13 +195,22 @@ def lstsq(
 
 @op
 def cond(x: Tensor[DT, Unpack[Batch], M, N], p: Any = None) -> Tensor[DT, Unpack[Batch]]:
-    """Condition number: ``max(s) / min(s)`` for ``p`` None or 2 (``min/max`` for -2; inf for a singular
-    matrix), else ``norm(x, p) * norm(inv(x), p)`` for square ``x`` (p: 'fro', 'nuc', 1, -1, inf, -inf)."""
+    """Condition number: ``max(s) / min(s)`` for ``p`` None or 2 (``min/max`` for -2), else ``norm(x, p) *
+    norm(inv(x), p)`` for square ``x`` (p: 'fro', 'nuc', 1, -1, inf, -inf). As NumPy, a NaN result from an input
+    without NaNs (a singular matrix) is inf, and empty matrices are an error."""
     a = matrix_operand("cond", x)
+    if a.aval.shape[-1] * a.aval.shape[-2] == 0:
+        raise shape_error("cond", f"cond is not defined on empty matrices, got {describe(wrap(a))}")
     if p is None or p in (2, -2):
         (s,) = SV.svd(a, False, False)
         big, small = R.reduce_max(s, _last(s)), R.reduce_min(s, _last(s))
-        return wrap(E.div(small, big) if p == -2 else E.div(big, small))
+        ratio = E.div(small, big) if p == -2 else E.div(big, small)
+    else:
+        ratio = _cond_from_inverse(a, p)
+    return wrap(_nan_as_inf(ratio, a))
+
+
+def _cond_from_inverse(a: Atom, p: Any) -> Atom:
     from .linalg_norms import norm
     from .linalg_solvers import inv
 
@@ -206,4 +218,12 @@ def cond(x: Tensor[DT, Unpack[Batch], M, N], p: Any = None) -> Tensor[DT, Unpack
         raise shape_error("cond", f"cond with p={p!r} needs square matrices, got {describe(wrap(a))}")
     t = as_tensor(wrap(a))
     axes = (a.aval.ndim - 2, a.aval.ndim - 1)
-    return norm(t, p, axes) * norm(inv(t), p, axes)
+    return as_tensor(norm(t, p, axes) * norm(inv(t), p, axes)).atom
+
+
+def _nan_as_inf(ratio: Atom, a: Atom) -> Atom:
+    """``ratio`` with NaNs turned to inf where the matrix they come from has no NaN (NumPy's rule for cond)."""
+    matrix_axes = (a.aval.ndim - 2, a.aval.ndim - 1)
+    nan_free = R.reduce_min(E.convert(bind(E.eq_p, a, a), dtypes.DEFAULT_INT), matrix_axes)
+    fix = bind(E.and_p, bind(E.ne_p, ratio, ratio), bind(E.ne_p, nan_free, S.full_like(nan_free, 0)))
+    return E.select(fix, S.full_like(ratio, np.inf), ratio)

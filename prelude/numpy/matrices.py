@@ -29,6 +29,7 @@ from ._core import (
     shape_error, wrap,
 )
 from .creation import _dtype, _static_op
+from .linalg import as_counts, as_logical
 
 __all__ = [
     "corrcoef", "cov", "cross", "diag", "diagflat", "diagonal", "identity", "inner", "kron", "matrix_transpose",
@@ -322,7 +323,8 @@ def inner(a: AnyTensor, b: AnyTensor) -> AnyTensor:
         return multiply(wrap(x), wrap(y))
     if x.aval.shape[-1] != y.aval.shape[-1]:
         raise shape_error("inner", f"last axes differ: {describe(wrap(x))} and {describe(wrap(y))}")
-    return wrap(L.dot_general(x, y, ((x.aval.ndim - 1,), (y.aval.ndim - 1,))))
+    product = L.dot_general(as_counts(x), as_counts(y), ((x.aval.ndim - 1,), (y.aval.ndim - 1,)))
+    return wrap(as_logical(product, wrap(x)))
 
 
 @op

@@ -23,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..builder import bind
-from ..errors import ShapeError, TransformError
+from ..errors import DTypeError, ShapeError, TransformError
 from ..ir import Atom, Aval
 from ..primitive import Primitive
 from ..shapes import check_dtype
@@ -35,12 +37,15 @@ from .decompositions import diag_matrix, diagonal, mm, mT, triangle
 from .slicing import with_batch
 
 svd_p = Primitive("svd", multiple_results=True)
+_LAPACK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @svd_p.def_shape
 def _svd_shape(a: Aval, *, full_matrices: bool, compute_uv: bool) -> tuple[Aval, ...]:
     op = "svd"
     check_dtype(op, a, E.FLOAT, "floating-point")
+    if a.dtype not in _LAPACK_DTYPES:  # gesdd is its only lowering: f16/bf16 would fail later, in XLA's compile
+        raise DTypeError(f"supports f32 and f64 (LAPACK's gesdd), got {a}; convert it with .astype(f32)", op)
     if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
         raise TypeError(f"svd: full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
     if a.ndim < 2:
