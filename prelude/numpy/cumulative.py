@@ -26,7 +26,7 @@ from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor, Traced
 from ._core import as_tensor, atom, describe, dtype_error, normalize_axes, op, result_dtype, shape_error, wrap
-from .reductions import _accumulator
+from .reductions import _accumulator, _narrowed, _widened
 
 __all__ = [
     "cummax", "cummin", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "diff", "ediff1d", "nancumprod",
@@ -125,10 +125,13 @@ def _operand(name: str, a: Any, axis: Any, dtype: Any, kind: str) -> tuple[Trace
 
 def _cumulative(name: str, kind: str, a: Any, axis: Any, dtype: Any, skip_nan: bool = False) -> AnyTensor:
     t, ax = _operand(name, a, axis, dtype, kind)
+    dtype_out = t.aval.dtype
+    if kind in ("sum", "prod"):  # float16/bfloat16 accumulate in float32, as ``sum`` does
+        t = _widened(t)
     x = t.atom
     if skip_nan and _dt.is_float(x.aval.dtype):
         x = E.select(bind(E.ne_p, x, x), S.full_like(x, 0 if kind == "sum" else 1), x)  # NumPy's +0.0
-    return wrap(_scan(x, ax, kind))
+    return wrap(_narrowed(_scan(x, ax, kind), dtype_out))
 
 
 # ----------------------------------------------------------------------------------------- public functions

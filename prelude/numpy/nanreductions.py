@@ -25,7 +25,9 @@ from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as St
 from ...tensor import Tensor, Traced
 from ._core import as_tensor, dtype_error, float_operand, normalize_axes, op, shape_error, wrap
-from .reductions import _accumulator, _broadcast_back, _check_nonempty, _count, _keep
+from .reductions import (
+    _accumulator, _broadcast_back, _check_nonempty, _count, _ddof, _keep, _multiplied, _narrowed, _summed, _widened,
+)
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 Axis = int | type | tuple[int | type, ...] | list[int | type] | None
@@ -71,14 +73,14 @@ def _reduce(name: str, x: Any, axis: Axis, keepdims: bool, reducer: Any, fill: f
 @op
 def nansum(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     """``sum`` with NaNs counted as 0 (an all-NaN slice sums to 0)."""
-    return _reduce("nansum", _accumulator(x), axis, keepdims, R.reduce_sum, 0)
+    return _reduce("nansum", _accumulator(x), axis, keepdims, _summed, 0)
 
 
 @as_accumulating_reduction
 @op
 def nanprod(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
     """``prod`` with NaNs counted as 1."""
-    return _reduce("nanprod", _accumulator(x), axis, keepdims, R.reduce_prod, 1)
+    return _reduce("nanprod", _accumulator(x), axis, keepdims, _multiplied, 1)
 
 
 # ------------------------------------------------------------------------------------------- extrema
@@ -170,11 +172,13 @@ def nanargmin(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
 @as_reduction
 @op
 def nanmean(x: AnyTensor, axis: Axis = None, keepdims: bool = False) -> AnyTensor:
-    """Mean of the non-NaN values; NaN for an all-NaN slice."""
-    t = float_operand("nanmean", x)
+    """Mean of the non-NaN values; NaN for an all-NaN slice. float16/bfloat16 sum and count in float32."""
+    original = float_operand("nanmean", x)
+    t = _widened(original)
     axes = normalize_axes("nanmean", axis, t)
     total = R.reduce_sum(_without_nans(t, 0), axes)
-    return wrap(_keep(t.atom, E.div(total, _valid_count(t.atom, axes)), axes, keepdims))
+    mean = E.div(total, _valid_count(t.atom, axes))
+    return wrap(_narrowed(_keep(t.atom, mean, axes, keepdims), original.aval.dtype))
 
 
 class DdofReduction(Protocol):
@@ -182,48 +186,51 @@ class DdofReduction(Protocol):
 
     @overload
     def __call__(
-        self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False, ddof: int = 0
+        self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False, ddof: float = 0
     ) -> Tensor[DT]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
-        self, x: Tensor[DT, A, Unpack[S]], axis: type[A] | Literal[0], keepdims: Literal[False] = False, ddof: int = 0
+        self, x: Tensor[DT, A, Unpack[S]], axis: type[A] | Literal[0], keepdims: Literal[False] = False, ddof: float = 0
     ) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
-        self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1], keepdims: Literal[False] = False, ddof: int = 0
+        self, x: Tensor[DT, Unpack[S], A], axis: type[A] | Literal[-1], keepdims: Literal[False] = False, ddof: float = 0
     ) -> Tensor[DT, Unpack[S]]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
         self, x: Tensor[DT, A, B, Unpack[S]], axis: type[B] | Literal[1], keepdims: Literal[False] = False,
-        ddof: int = 0,
+        ddof: float = 0,
     ) -> Tensor[DT, A, Unpack[S]]: ...
     @overload
     def __call__(  # type: ignore[overload-overlap]
         self, x: Tensor[DT, Unpack[S], A, B], axis: type[A] | Literal[-2], keepdims: Literal[False] = False,
-        ddof: int = 0,
+        ddof: float = 0,
     ) -> Tensor[DT, Unpack[S], B]: ...
     @overload
     def __call__(
         self, x: Tensor[DT, A, B, C, Unpack[S]], axis: type[C] | Literal[2], keepdims: Literal[False] = False,
-        ddof: int = 0,
+        ddof: float = 0,
     ) -> Tensor[DT, A, B, Unpack[S]]: ...
     @overload
     def __call__(
         self, x: Tensor[DT, Unpack[S], A, B, C], axis: type[A] | Literal[-3], keepdims: Literal[False] = False,
-        ddof: int = 0,
+        ddof: float = 0,
     ) -> Tensor[DT, Unpack[S], B, C]: ...
     @overload
     def __call__(
-        self, x: Tensor[DT, Unpack[S]], axis: type[Dim] | OpenAxes | None, keepdims: Literal[True], ddof: int = 0
+        self, x: Tensor[DT, Unpack[S]], axis: type[Dim] | OpenAxes | None, keepdims: Literal[True], ddof: float = 0
     ) -> Tensor[DT, Unpack[AnyShape]]: ...
     @overload
     def __call__(
-        self, x: Tensor[DT, Unpack[S]], axis: OpenAxes | None = None, keepdims: bool = False, ddof: int = 0
+        self, x: Tensor[DT, Unpack[S]], axis: OpenAxes | None = None, keepdims: bool = False, ddof: float = 0
     ) -> Tensor[DT, Unpack[AnyShape]]: ...
 
 
-def _nanvar(name: str, x: Any, axis: Axis, keepdims: bool, ddof: int) -> Atom:
-    t = float_operand(name, x)
+def _nanvar(name: str, x: Any, axis: Axis, keepdims: bool, ddof: float, root: bool = False) -> Atom:
+    """``nanvar`` (its square root when ``root``), computed in float32 for float16/bfloat16 operands."""
+    ddof = _ddof(name, ddof)
+    original = float_operand(name, x)
+    t = _widened(original)
     axes = normalize_axes(name, axis, t)
     a = t.atom
     valid = bind(E.eq_p, a, a)
@@ -236,17 +243,19 @@ def _nanvar(name: str, x: Any, axis: Axis, keepdims: bool, ddof: int) -> Atom:
     dof = E.sub(count, E.scalar(ddof, count))
     # NumPy: NaN where no degrees of freedom are left (an all-NaN slice, or ddof >= count).
     safe = E.select(bind(E.le_p, dof, E.scalar(0, dof)), E.scalar(math.nan, dof), dof)
-    return _keep(a, E.div(squares, safe), axes, keepdims)
+    out = E.div(squares, safe)
+    out = bind(E.sqrt_p, out) if root else out
+    return _narrowed(_keep(a, out, axes, keepdims), original.aval.dtype)
 
 
-def _nanvar_impl(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
+def _nanvar_impl(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> AnyTensor:
     """Variance of the non-NaN values, divided by ``count - ddof``; NaN where that is not positive."""
     return wrap(_nanvar("nanvar", x, axis, keepdims, ddof))
 
 
-def _nanstd_impl(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> AnyTensor:
+def _nanstd_impl(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: float = 0) -> AnyTensor:
     """Square root of ``nanvar``."""
-    return wrap(bind(E.sqrt_p, _nanvar("nanstd", x, axis, keepdims, ddof)))
+    return wrap(_nanvar("nanstd", x, axis, keepdims, ddof, root=True))
 
 
 _nanvar_impl.__name__ = _nanvar_impl.__qualname__ = "nanvar"
@@ -336,36 +345,43 @@ def average(
     """Weighted mean ``sum(a * w) / sum(w)`` along ``axis``; ``weights`` has ``a``'s shape, or is 1-D along a single
     ``axis``. ``returned=True`` also gives the sum of the weights (broadcast to the result's shape). A zero sum of
     weights gives inf/NaN (NumPy raises ZeroDivisionError; a compiled program cannot)."""
-    t = float_operand("average", a)
+    original = float_operand("average", a)
+    t = _widened(original)  # float16/bfloat16: sums in float32
     axes = normalize_axes("average", axis, t)
     x = t.atom
+
+    def back(v: Atom) -> AnyTensor:
+        return wrap(_narrowed(v, original.aval.dtype))
+
     if weights is None:
         total = R.reduce_sum(x, axes)
         scale = E.scalar(_count(t, axes), total)
         out = _keep(x, E.div(total, scale), axes, keepdims)
         if not returned:
-            return wrap(out)
-        return wrap(out), wrap(St.full_like(out, _count(t, axes)))
+            return back(out)
+        return back(out), back(St.full_like(out, _count(t, axes)))
     w = as_tensor(weights)
-    if w.aval.dtype != x.aval.dtype:
-        raise dtype_error("average", f"weights {w.aval} and operand {t.aval} have different dtypes; convert one")
+    if w.aval.dtype != original.aval.dtype:
+        raise dtype_error("average", f"weights {w.aval} and operand {original.aval} have different dtypes; convert one")
     if w.aval.shape != t.aval.shape:
         if axis is None or len(axes) != 1:
             raise shape_error(
-                "average", f"weights {w.aval} differ in shape from the operand {t.aval}: give axis= (one axis) for "
-                "1-D weights"
+                "average", f"weights {w.aval} differ in shape from the operand {original.aval}: give axis= (one axis) "
+                "for 1-D weights"
             )
         (index,) = axes
         if w.aval.ndim != 1 or w.aval.shape[0] != t.aval.shape[index]:
             raise shape_error(
-                "average", f"1-D weights must have the length of axis {index} of the operand {t.aval}, got {w.aval}"
+                "average",
+                f"1-D weights must have the length of axis {index} of the operand {original.aval}, got {w.aval}",
             )
         w = wrap(St.broadcast_in_dim(w.atom, t.aval.shape, (index,), t.aval.dims))
+    w = _widened(w)
     wsum = R.reduce_sum(w.atom, axes)
     out = _keep(x, E.div(R.reduce_sum(E.mul(x, w.atom), axes), wsum), axes, keepdims)
     if not returned:
-        return wrap(out)
-    return wrap(out), wrap(_keep(x, wsum, axes, keepdims))
+        return back(out)
+    return back(out), back(_keep(x, wsum, axes, keepdims))
 
 
 __all__ = [

@@ -35,13 +35,37 @@ def _keep(x: Atom, reduced: Atom, axes: tuple[int, ...], keepdims: bool) -> Atom
 _F32 = np.dtype(np.float32)
 
 
+def _is_narrow_float(dtype: np.dtype[Any]) -> bool:
+    return dtype.itemsize == 2 and _dt.is_float(dtype)
+
+
+def _widened(t: Traced[Any]) -> Traced[Any]:
+    """``t`` in float32 when it is float16/bfloat16 (the type its sums and counts are computed in: a bf16 count of
+    300 is 304), else as it is. Convert the result back with ``_narrowed``."""
+    return wrap(E.convert(t.atom, _F32)) if _is_narrow_float(t.aval.dtype) else t
+
+
+def _narrowed(x: Atom, dtype: np.dtype[Any]) -> Atom:
+    """A result computed on a ``_widened`` operand, back in the operand's ``dtype``."""
+    return x if x.aval.dtype == dtype else E.convert(x, dtype)
+
+
 def _summed(x: Atom, axes: Sequence[int]) -> Atom:
     """``reduce_sum``, accumulated in f32 for f16/bf16 operands and converted back (as JAX does): a bf16 running sum
     of 256 values near 30 is off by whole units."""
+    return _accumulated(R.reduce_sum, x, axes)
+
+
+def _multiplied(x: Atom, axes: Sequence[int]) -> Atom:
+    """``reduce_prod``, accumulated in f32 for f16/bf16 operands (as ``_summed``)."""
+    return _accumulated(R.reduce_prod, x, axes)
+
+
+def _accumulated(reducer: Callable[[Atom, Sequence[int]], Atom], x: Atom, axes: Sequence[int]) -> Atom:
     dtype = x.aval.dtype
-    if dtype.itemsize == 2 and _dt.is_float(dtype):
-        return E.convert(R.reduce_sum(E.convert(x, _F32), axes), dtype)
-    return R.reduce_sum(x, axes)
+    if _is_narrow_float(dtype):
+        return E.convert(reducer(E.convert(x, _F32), axes), dtype)
+    return reducer(x, axes)
 
 
 def _reduce(name: str, reducer: Callable[[Atom, Sequence[int]], Atom], x: Any, axis: Axis, keepdims: bool) -> AnyTensor:
@@ -63,7 +87,7 @@ def sum(  # noqa: A001 - NumPy's name
 @op
 def prod(x: AnyTensor, axis: Axis = None, keepdims: bool = False, *, dtype: type[DType] | Any = None) -> AnyTensor:
     """NumPy's ``prod``; ``dtype`` (keyword): the elements are converted to it and multiplied in it."""
-    return _reduce("prod", R.reduce_prod, _accumulator(x, dtype), axis, keepdims)
+    return _reduce("prod", _multiplied, _accumulator(x, dtype), axis, keepdims)
 
 
 def _accumulator(x: Any, dtype: Any = None) -> AnyTensor:
@@ -141,9 +165,17 @@ def mean(x: AnyTensor, axis: Axis = None, keepdims: bool = False, *, dtype: Any 
     return wrap(E.div(total, E.scalar(_count(t, axes), total)))
 
 
+def _ddof(op_name: str, ddof: Any) -> float:
+    """``ddof`` checked to be a real number (NumPy also takes fractional and negative ones)."""
+    if not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op_name}: ddof must be a number, got {ddof!r:.60}")
+    return float(ddof) if isinstance(ddof, (float, np.floating)) else int(ddof)
+
+
 @op
-def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dtype: Any = None) -> AnyTensor:
+def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: float = 0, *, dtype: Any = None) -> AnyTensor:
     """NumPy's variance (``ddof`` as NumPy's; ``dtype=`` as ``mean``'s)."""
+    ddof = _ddof("var", ddof)
     t = _in_float("var", x, dtype)
     axes = normalize_axes("var", axis, t)
     centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
@@ -160,9 +192,9 @@ def _broadcast_back(kept: Atom, shape: tuple[int, ...], dims: tuple[Any, ...]) -
 
 
 @op
-def std(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: int = 0, *, dtype: Any = None) -> AnyTensor:
+def std(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: float = 0, *, dtype: Any = None) -> AnyTensor:
     """NumPy's standard deviation (``ddof`` as NumPy's; ``dtype=`` as ``mean``'s)."""
-    v = var(x, axis, keepdims, ddof, dtype=dtype)
+    v = var(x, axis, keepdims, _ddof("std", ddof), dtype=dtype)
     return wrap(bind(E.sqrt_p, as_tensor(v).atom))
 
 

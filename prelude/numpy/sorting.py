@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar, overload
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
+from ...array import as_host_array
 from ...dims import Dim
 from ...dtypes import DType, Floating, i32
 from ...shape_typing import as_reduction
@@ -27,7 +28,7 @@ from ...staging.primitives import slicing as SL
 from ...staging.primitives import sorting as T
 from ...staging.primitives import structural as S
 from ...tensor import Tensor, Traced
-from ._core import as_tensor, atom, describe, dtype_error, normalize_axes, op, result_dtype, shape_error, wrap
+from ._core import _named, as_tensor, atom, describe, dtype_error, normalize_axes, op, result_dtype, shape_error, wrap
 from .indexing import index_atom
 
 __all__ = [
@@ -217,8 +218,14 @@ def _check_kth(name: str, a: Any, kth: int | Sequence[int], axis: Any, order: An
     _check_sort_args(name, None, order)
     t = as_tensor(a)
     n = t.aval.size if axis is None else t.aval.shape[_one_axis(name, axis, t)]
-    for k in (kth,) if isinstance(kth, int) else tuple(kth):
-        if not -n <= operator.index(k) < n:
+    items: Any = kth
+    for k in tuple(items) if isinstance(items, (list, tuple)) or np.ndim(items) > 0 else (items,):
+        try:
+            index = operator.index(k)
+        except TypeError:
+            hint = " (a tensor's value is not known while staging: pass Python ints)" if isinstance(k, Tensor) else ""
+            raise TypeError(f"{name}: kth must be an integer or a sequence of integers, got {k!r:.60}{hint}") from None
+        if not -n <= index < n:
             raise shape_error(name, f"kth {k} is out of bounds for an axis of size {n} of {describe(t)}")
     return t
 
@@ -275,12 +282,34 @@ def searchsorted(
 def searchsorted(
     a: Tensor[DT, N], v: int | float | bool, side: Literal["left", "right"] = "left", sorter: Any = None
 ) -> Tensor[i32]: ...
-@op
 def searchsorted(
     a: AnyTensor, v: AnyTensor | int | float | bool, side: Literal["left", "right"] = "left", sorter: Any = None
 ) -> AnyTensor:
     """Where ``v`` would be inserted into the sorted 1-D ``a`` to keep it sorted (i32, ``v``'s shape), NaNs
-    ordered last as by ``sort``. A binary search of ``ceil(log2(len(a) + 1))`` gathers."""
+    ordered last as by ``sort``. A binary search of ``ceil(log2(len(a) + 1))`` gathers. A ``sorter`` known on the
+    host is checked as NumPy does; a staged one is not (an out-of-range entry reads the nearest end)."""
+    if sorter is not None and not isinstance(sorter, Tensor):
+        try:
+            _check_host_sorter(as_host_array(sorter), np.shape(a))
+        except (TypeError, ValueError) as exc:
+            raise _named(exc, "searchsorted") from exc
+    return _searchsorted(a, v, side, sorter)
+
+
+def _check_host_sorter(sorter: np.ndarray[Any, Any], shape: tuple[int, ...]) -> None:
+    """NumPy's checks of a ``sorter``: integers in ``[0, len(a))`` (a gather would clamp a bad one silently)."""
+    if sorter.dtype.kind not in "iu":
+        raise TypeError(f"searchsorted: sorter must hold integers, got {sorter.dtype}")
+    if len(shape) != 1:
+        return  # the op says that ``a`` must be 1-D
+    n = shape[0]
+    if sorter.size and (sorter.min() < 0 or sorter.max() >= n):
+        raise ValueError(f"searchsorted: sorter index out of range: sorter holds {sorter.min()}..{sorter.max()} "
+                         f"for an array of length {n}")
+
+
+@op
+def _searchsorted(a: AnyTensor, v: AnyTensor | int | float | bool, side: str, sorter: Any) -> AnyTensor:
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     keys = as_tensor(a)
@@ -293,8 +322,9 @@ def searchsorted(
     if keys.aval.ndim != 1:
         raise shape_error("searchsorted", f"the sorted array must be 1-D, got {describe(keys)}")
     if sorter is not None:
-        keys = wrap(index_atom("searchsorted", keys.atom, (sorter if not isinstance(sorter, list) else
-                                                           np.asarray(sorter),)))
+        if isinstance(sorter, list):
+            sorter = np.asarray(sorter)
+        keys = wrap(index_atom("searchsorted", keys.atom, (sorter,)))
         if keys.aval.ndim != 1 or keys.aval.shape[0] != as_tensor(a).aval.shape[0]:
             raise shape_error("searchsorted", f"sorter must be a permutation of a's indices, got {describe(sorter)}")
     values = atom(v, dtype)
