@@ -5,14 +5,18 @@ implicitly, and broadcasting never adds leading axes to one operand while stretc
 ``(N, 1)`` outer-product trap); both raise errors that name the op, the shapes and the source line.
 """
 
-from .creation import arange, array, asarray, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like
+from .creation import (
+    arange, array, asarray, empty, empty_like, eye, fromfunction, full, full_like, geomspace, indices, linspace,
+    logspace, ones, ones_like, zeros, zeros_like,
+)
 from .cumulative import (
     cummax, cummin, cumprod, cumsum, cumulative_prod, cumulative_sum, diff, ediff1d, nancumprod, nancumsum,
 )
 from .einsum import einsum
 from .indexing import getitem
 from .joining import (
-    array_split, concatenate, dstack, hstack, pad, split, stack, take, take_along_axis, vstack,
+    array_split, block, concatenate, dsplit, dstack, hsplit, hstack, split, stack, take, take_along_axis,
+    trim_zeros, vsplit, vstack,
 )
 from .linalg import dot, matmul, outer, tensordot, vdot
 from .mathfuncs import (
@@ -27,6 +31,7 @@ from .matrices import (
 from .nanreductions import (
     average, count_nonzero, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, ptp,
 )
+from .padding import pad
 from .reductions import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var,
 )
@@ -35,7 +40,10 @@ from .selection import (
     intersect1d, isin, nonzero, piecewise, select, setdiff1d, union1d, unique, unique_all, unique_counts,
     unique_inverse, unique_values,
 )
-from .shaping import broadcast_to, expand_dims, moveaxis, ravel, reshape, squeeze, swapaxes, transpose
+from .shaping import (
+    broadcast_shapes, broadcast_to, expand_dims, moveaxis, permute_dims, ravel, reshape, rollaxis, squeeze, swapaxes,
+    transpose,
+)
 from .rearranging import (
     append, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, delete, flip, fliplr, flipud,
     insert, meshgrid, repeat, resize, roll, rot90, tile,
@@ -83,4 +91,7 @@ __all__ = [
     "argwhere", "bincount", "choose", "compress", "digitize", "extract", "flatnonzero", "histogram",
     "histogram_bin_edges", "intersect1d", "isin", "nonzero", "piecewise", "select", "setdiff1d", "union1d",
     "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    # more creation, splitting and axis moves
+    "block", "broadcast_shapes", "dsplit", "empty", "empty_like", "fromfunction", "geomspace", "hsplit", "indices",
+    "logspace", "permute_dims", "rollaxis", "trim_zeros", "vsplit",
 ]

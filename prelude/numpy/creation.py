@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, cast, overload
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dtypes import DType, f32, to_numpy
 from ...staging import dtypes as _dt
-from ...staging.ir import Aval, literal
+from ...staging.ir import Atom, Aval, literal
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import ShapeLike, as_tensor, op, parse_shape, shape_error, wrap
+from ._core import ShapeLike, as_tensor, describe, op, parse_shape, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 DT = TypeVar("DT", bound=DType)
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 DT2 = TypeVar("DT2", bound=DType)
 Sh = TypeVarTuple("Sh")
 A = TypeVar("A")
@@ -89,10 +90,27 @@ def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[A
     return default if dtype is None else to_numpy(dtype)
 
 
-def full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
+def full(shape: ShapeLike, fill_value: Any, dtype: type[DType] | Any = None) -> AnyTensor:
+    """A tensor of ``fill_value``; an array fill value (host or tensor) is broadcast to ``shape``, as in NumPy."""
+    if isinstance(fill_value, (Tensor, np.ndarray, list, tuple)):
+        return _full_array(shape, array(fill_value, dtype))
     if dtype is None and isinstance(fill_value, np.generic):
         dtype = fill_value.dtype  # NumPy: the fill value's dtype (lost once _static_op makes it a Python scalar)
     return _full(shape, fill_value, dtype)
+
+
+@op
+def _full_array(shape: ShapeLike, fill: AnyTensor) -> AnyTensor:
+    sizes, names = parse_shape("full", shape)
+    return wrap(S.broadcast_to(_broadcastable("full", fill, sizes), Aval(sizes, fill.aval.dtype, names)))
+
+
+def _broadcastable(op_name: str, x: AnyTensor, sizes: tuple[int, ...]) -> Atom:
+    """``x`` with its leading axes added, checked to broadcast to ``sizes`` by NumPy's rules."""
+    shape = x.aval.shape
+    if len(shape) > len(sizes) or any(n not in (1, m) for n, m in zip(shape[::-1], sizes[::-1])):
+        raise shape_error(op_name, f"cannot broadcast {describe(x)} to {sizes}")
+    return S.reshape(as_tensor(x).atom, (1,) * (len(sizes) - len(shape)) + shape)
 
 
 @_static_op
@@ -121,19 +139,38 @@ def ones(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
 
 
 @op
-def full_like(x: AnyTensor, fill_value: float | int | bool, dtype: type[DType] | Any = None) -> AnyTensor:
-    aval = as_tensor(x).aval
-    return wrap(S.full_like(aval.with_dtype(_dtype(dtype, aval.dtype)), fill_value))
+def full_like(
+    x: AnyTensor, fill_value: float | int | bool, dtype: type[DType] | Any = None, shape: ShapeLike | None = None
+) -> AnyTensor:
+    """A tensor like ``x`` (its dtype, shape and dim names) filled with ``fill_value``; ``shape=`` overrides the
+    shape (with no dim names), as in NumPy."""
+    aval = as_tensor(x).aval.with_dtype(_dtype(dtype, as_tensor(x).aval.dtype))
+    if shape is not None:
+        sizes, names = parse_shape("full_like", shape)
+        aval = Aval(sizes, aval.dtype, names)
+    return wrap(S.full_like(aval, fill_value))
 
 
 @_filled_like
-def zeros_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
-    return full_like(x, 0, dtype)
+def zeros_like(x: AnyTensor, dtype: type[DType] | Any = None, shape: ShapeLike | None = None) -> AnyTensor:
+    return full_like(x, 0, dtype, shape)
 
 
 @_filled_like
-def ones_like(x: AnyTensor, dtype: type[DType] | Any = None) -> AnyTensor:
-    return full_like(x, 1, dtype)
+def ones_like(x: AnyTensor, dtype: type[DType] | Any = None, shape: ShapeLike | None = None) -> AnyTensor:
+    return full_like(x, 1, dtype, shape)
+
+
+@_filled
+def empty(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
+    """``zeros``: arrays are immutable, so uninitialized memory would be of no use (and not deterministic)."""
+    return zeros(shape, dtype)
+
+
+@_filled_like
+def empty_like(x: AnyTensor, dtype: type[DType] | Any = None, shape: ShapeLike | None = None) -> AnyTensor:
+    """``zeros_like``, as ``empty`` is ``zeros``."""
+    return full_like(x, 0, dtype, shape)
 
 
 @_static_op
@@ -146,6 +183,8 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     values = np.arange(start, stop, step)
     default = _dt.DEFAULT_FLOAT if values.dtype.kind == "f" else _dt.DEFAULT_INT
     target = _dtype(dtype, default)
+    if target == _dt.BOOL and values.size > 2:
+        raise TypeError(f"arange: a bool result can have at most 2 elements, not {values.size} (as in NumPy)")
     if values.size and _dt.is_integer(target) and values.dtype.kind in "iu":
         info = np.iinfo(target)
         low, high = int(np.min(values)), int(np.max(values))
@@ -154,10 +193,135 @@ def arange(start: int | float, stop: int | float | None = None, step: int | floa
     return wrap(literal(values, target))
 
 
+@overload
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: Literal[False] = False,
+             dtype: type[DType] | Any = None, axis: int = 0) -> AnyTensor: ...
+@overload
+def linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: Literal[True],
+             dtype: type[DType] | Any = None, axis: int = 0) -> tuple[AnyTensor, AnyTensor]: ...
+@overload
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, *, retstep: Literal[True],
+             dtype: type[DType] | Any = None, axis: int = 0) -> tuple[AnyTensor, AnyTensor]: ...
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: type[DType] | Any = None, axis: int = 0) -> AnyTensor | tuple[AnyTensor, AnyTensor]:
+    """NumPy's linspace (array ``start``/``stop`` too, their samples along ``axis``); integer dtypes floor the
+    samples as NumPy does. With ``retstep`` it also gives the step, as a tensor of the float type used."""
+    samples: AnyTensor | tuple[AnyTensor, AnyTensor] = _linspace(
+        _hashable(start), _hashable(stop), _python(num), endpoint, retstep, dtype, _python(axis)
+    )
+    return samples
+
+
+def _hashable(x: Any) -> Any:
+    """Host bounds as static Python values (arrays as nested tuples); tensors stay tensors."""
+    if isinstance(x, np.ndarray):
+        return _hashable(x.tolist())
+    if isinstance(x, (tuple, list)):
+        return tuple(_hashable(v) for v in x)
+    return _python(x)
+
+
+@op
+def _linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: bool, dtype: Any, axis: int) -> Any:
+    if num < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        return _linspace_staged(start, stop, num, endpoint, retstep, _dtype_of_bounds(dtype, start, stop), axis)
+    target = _dtype(dtype)
+    work = target if _dt.is_integer(target) else None  # NumPy floors integer samples
+    values, step = np.linspace(start, stop, num, endpoint, retstep=True, dtype=work, axis=axis)
+    samples = wrap(literal(np.asarray(values), target))
+    return (samples, wrap(literal(np.asarray(step), _step_dtype(target)))) if retstep else samples
+
+
+def _step_dtype(target: np.dtype[Any]) -> np.dtype[Any]:
+    return target if _dt.is_float(target) else _dt.DEFAULT_FLOAT
+
+
+def _dtype_of_bounds(dtype: Any, *bounds: Any) -> np.dtype[Any]:
+    """``dtype``, else the float type of the tensor bounds (f32 for integer ones)."""
+    floats = [b.aval.dtype for b in bounds if isinstance(b, Tensor) and _dt.is_float(b.aval.dtype)]
+    return _dtype(dtype, floats[0] if floats else _dt.DEFAULT_FLOAT)
+
+
+def _linspace_staged(
+    start: Any, stop: Any, num: int, endpoint: bool, retstep: bool, target: np.dtype[Any], axis: int
+) -> Any:
+    """Samples ``start + k * step`` stacked on a new leading axis (moved to ``axis``), the last one exactly
+    ``stop`` when ``endpoint``: NumPy's formula."""
+    from .joining import concatenate
+    from .rearranging import broadcast_arrays
+    from .shaping import expand_dims, moveaxis
+    from .ufuncs import astype, floor
+
+    work = _step_dtype(target)
+    lo, hi = broadcast_arrays(*(astype(array(b), work) for b in (start, stop)))
+    div = num - 1 if endpoint else num
+    step = (hi - lo) / div if div > 0 else (hi - lo) * np.nan
+    k = wrap(literal(np.arange(num, dtype=work).reshape((num,) + (1,) * lo.aval.ndim), work))
+    samples = k * expand_dims(step if div > 0 else hi - lo, 0) + expand_dims(lo, 0)  # num == 1: just ``start``
+    if endpoint and num > 1:
+        samples = concatenate([samples[: num - 1], expand_dims(hi, 0)], 0)
+    samples = astype(floor(samples) if _dt.is_integer(target) else samples, target)
+    samples = moveaxis(samples, 0, axis)
+    return (samples, step) if retstep else samples
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: float = 10.0,
+             dtype: type[DType] | Any = None, axis: int = 0) -> AnyTensor:
+    """``base ** linspace(start, stop, ...)``, computed on the host (NumPy's values) for static bounds."""
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        from .ufuncs import astype, power
+
+        samples = linspace(start, stop, num, endpoint, dtype=_step_dtype(_dtype(dtype)), axis=axis)
+        return astype(power(astype(as_tensor(base), samples.aval.dtype), samples), _dtype(dtype))
+    return _host_space("logspace", np.logspace, start, stop, num, endpoint, dtype, axis, base=base)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+              dtype: type[DType] | Any = None, axis: int = 0) -> AnyTensor:
+    """NumPy's geomspace of static bounds (a geometric sequence; NumPy's values, signs and exact ends)."""
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        raise TypeError("geomspace: start and stop must be static (Python or NumPy values), not tensors")
+    return _host_space("geomspace", np.geomspace, start, stop, num, endpoint, dtype, axis)
+
+
+def _host_space(name: str, fn: Callable[..., Any], start: Any, stop: Any, num: int, endpoint: bool, dtype: Any,
+                axis: int, **extra: Any) -> AnyTensor:
+    target = _dtype(dtype)
+    try:
+        values = fn(start, stop, num, endpoint, dtype=target if _dt.is_integer(target) else None, axis=axis, **extra)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    if np.iscomplexobj(values):
+        raise TypeError(f"{name}: complex results are not supported (bounds {start!r}, {stop!r})")
+    return array(np.asarray(values).astype(target))
+
+
+@overload
+def indices(
+    dimensions: Sequence[int], dtype: type[DType] | Any = None, sparse: Literal[False] = False
+) -> AnyTensor: ...
+@overload
+def indices(
+    dimensions: Sequence[int], dtype: type[DType] | Any = None, *, sparse: Literal[True]
+) -> tuple[AnyTensor, ...]: ...
 @_static_op
-def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
-             dtype: type[DType] | Any = None) -> AnyTensor:
-    return wrap(literal(np.linspace(start, stop, num, endpoint=endpoint), _dtype(dtype)))
+def indices(
+    dimensions: Sequence[int], dtype: type[DType] | Any = None, sparse: bool = False
+) -> AnyTensor | tuple[AnyTensor, ...]:
+    """NumPy's indices (a stacked array, or a tuple when ``sparse``); the default dtype is i32."""
+    target = _dtype(dtype, _dt.DEFAULT_INT)
+    if sparse:
+        return tuple(wrap(literal(g, target)) for g in np.indices(tuple(dimensions), dtype=target, sparse=True))
+    return wrap(literal(np.indices(tuple(dimensions), dtype=target), target))
+
+
+def fromfunction(function: Callable[..., R], shape: Sequence[int], *, dtype: type[DType] | Any = None,
+                 **kwargs: Any) -> R:
+    """``function(*indices)`` with one index tensor per axis of ``shape`` (of ``dtype``, f32 by default)."""
+    grids: AnyTensor = indices(shape, _dtype(dtype))
+    return function(*(grids[i] for i in range(len(shape))), **kwargs)
 
 
 @_static_op

@@ -30,6 +30,8 @@ def _parse(subscripts: str, operands: list[Atom]) -> tuple[list[str], str]:
     """Per-operand letter strings and the output letters, with ``...`` replaced by spare capital letters."""
     text = subscripts.replace(" ", "")
     inputs_text, arrow, output_text = text.partition("->")
+    if "->" in output_text or "-" in inputs_text or ">" in inputs_text:
+        raise shape_error(_OP, f"subscripts {subscripts!r} must have at most one '->'")
     inputs = inputs_text.split(",")
     if len(inputs) != len(operands):
         raise shape_error(_OP, f"subscripts {subscripts!r} name {len(inputs)} operands, got {len(operands)}")
@@ -44,12 +46,14 @@ def _parse(subscripts: str, operands: list[Atom]) -> tuple[list[str], str]:
         if "..." in term:
             k = x.aval.ndim - (len(term) - 3)
             term = term.replace("...", fill[ellipsis_rank - k:] if k > 0 else "")
-        if len(term) != x.aval.ndim or not all(c.isalpha() for c in term):
+        if not all(c in string.ascii_letters for c in term):
+            raise shape_error(_OP, f"subscripts {subscripts!r} hold a character that is not a letter or '...'")
+        if len(term) != x.aval.ndim:
             raise shape_error(_OP, f"subscripts {term!r} do not fit operand {x.aval} (rank {x.aval.ndim})")
         letters.append(term)
     if arrow:
         output = output_text.replace("...", fill)
-        if not all(c.isalpha() for c in output) or len(set(output)) != len(output):
+        if not all(c in string.ascii_letters for c in output) or len(set(output)) != len(output):
             raise shape_error(_OP, f"invalid output subscripts {output_text!r}")
         missing = [c for c in output if not any(c in t for t in letters)]
         if missing:
@@ -94,9 +98,8 @@ def _diagonal(x: Atom, term: str) -> tuple[Atom, str]:
         n = x.aval.shape[a]
         rows = SL.iota(np.dtype(np.int32), (n, n), 0)
         cols = SL.iota(np.dtype(np.int32), (n, n), 1)
-        eye = E.convert(E.eq(rows, cols), x.aval.dtype)
-        mask = S.broadcast_in_dim(eye, x.aval.shape, (a, b), x.aval.dims)
-        x = R.reduce_sum(E.mul(x, mask), (b,))
+        mask = S.broadcast_in_dim(E.eq(rows, cols), x.aval.shape, (a, b), x.aval.dims)
+        x = R.reduce_sum(E.select(mask, x, S.full_like(x, 0)), (b,))  # a select: inf off the diagonal is no NaN
         term = term[:b] + term[b + 1:]
     return x, term
 
@@ -131,8 +134,34 @@ def _contract(lhs: Atom, lt: str, rhs: Atom, rt: str, needed: set[str]) -> tuple
     return out, "".join(batch + free_l + free_r)
 
 
+def einsum(subscripts: Any, *operands: Any, optimize: Any = None) -> AnyTensor:
+    """NumPy's einsum: ``einsum("ij,jk->ik", a, b)`` or the sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
+    ``optimize`` is accepted and ignored: operands are contracted left to right and XLA schedules the rest."""
+    if not isinstance(subscripts, str):
+        return _einsum(*_from_sublists((subscripts, *operands)))
+    return _einsum(subscripts, *operands)
+
+
+def _from_sublists(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The subscripts string of NumPy's sublist form: ints (< 52) name letters, ``...`` is Ellipsis."""
+    def term(sub: Any) -> str:
+        if not isinstance(sub, (tuple, list)):
+            raise shape_error(_OP, f"sublist {sub!r} must be a list of ints (or Ellipsis)")
+        return "".join("..." if i is Ellipsis else string.ascii_letters[_letter(i)] for i in sub)
+
+    output = "->" + term(args[-1]) if len(args) % 2 else ""
+    pairs = args[: len(args) - len(args) % 2]
+    return (",".join(term(t) for t in pairs[1::2]) + output, *pairs[0::2])
+
+
+def _letter(i: Any) -> int:
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < 52:
+        raise shape_error(_OP, f"sublist entries must be ints in [0, 52), got {i!r}")
+    return int(i)
+
+
 @op
-def einsum(subscripts: str, *operands: AnyTensor) -> AnyTensor:
+def _einsum(subscripts: str, *operands: AnyTensor) -> AnyTensor:
     if not operands:
         raise shape_error(_OP, "needs at least one operand")
     dtype = result_dtype(_OP, operands)

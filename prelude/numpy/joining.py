@@ -1,5 +1,5 @@
-"""Joining and splitting: concatenate, stack, vstack, hstack, dstack, split, array_split, pad, take,
-take_along_axis.
+"""Joining and splitting: concatenate, stack, vstack, hstack, dstack, block, split, array_split, hsplit, vsplit,
+dsplit, take, take_along_axis, trim_zeros.
 
 Operands must share a dtype (no promotion) and agree on every axis but the joined one, dim names included.
 """
@@ -156,32 +156,6 @@ def array_split(x: AnyTensor, indices_or_sections: int | Sequence[int], axis: in
     return _split("array_split", x, indices_or_sections, axis, exact=False)
 
 
-@op
-def pad(x: AnyTensor, pad_width: Any, mode: str = "constant", constant_values: float | int | bool = 0) -> AnyTensor:
-    """NumPy's pad in ``constant`` mode; ``pad_width`` is an int, ``(before, after)`` or one pair per axis."""
-    t = as_tensor(x)
-    if mode != "constant":
-        raise shape_error("pad", f"mode {mode!r} is not supported; only mode='constant' is")
-    rank = t.aval.ndim
-    widths = np.asarray(pad_width)
-    if widths.size and widths.dtype.kind not in "iu":
-        raise TypeError(f"pad: pad_width {pad_width!r} must be integers")
-    widths = widths.astype(np.int64)
-    if (widths < 0).any():
-        raise shape_error("pad", f"pad_width {pad_width!r} must be non-negative")
-    if widths.ndim == 0:
-        widths = np.full((rank, 2), int(widths))
-    elif widths.shape == (2,) or widths.shape == (1, 2):
-        widths = np.tile(widths.reshape(1, 2), (rank, 1))
-    elif widths.shape == (1,):
-        widths = np.full((rank, 2), int(widths[0]))
-    if widths.shape != (rank, 2) or (widths < 0).any():
-        raise shape_error("pad", f"pad_width {pad_width!r} must give non-negative (before, after) for {describe(t)}")
-    value = atom(constant_values, t.aval.dtype)
-    if value.aval.dtype != t.aval.dtype or value.aval.ndim != 0:
-        raise shape_error("pad", f"constant_values must be a scalar of {describe(t)}'s dtype")
-    return wrap(SL.pad(t.atom, value, [(int(lo), int(hi), 0) for lo, hi in widths]))
-
 
 def take(x: AnyTensor, indices: Any, axis: int | None = None) -> AnyTensor:
     """Elements at ``indices`` along ``axis`` (the flattened array when None); staged indices clamp into range."""
@@ -232,3 +206,87 @@ def _take_along_axis(x: AnyTensor, indices: Any, axis: int | None) -> AnyTensor:
             shape[k] = a.aval.shape[k]
             index.append(np.arange(a.aval.shape[k]).reshape(shape))
     return wrap(index_atom("take_along_axis", a, tuple(index)))
+
+
+def hsplit(x: AnyTensor, indices_or_sections: int | Sequence[int]) -> list[AnyTensor]:
+    """``split`` along axis 1 (axis 0 of a 1-D operand)."""
+    return _split_rank("hsplit", x, indices_or_sections, 1, 1)
+
+
+def vsplit(x: AnyTensor, indices_or_sections: int | Sequence[int]) -> list[AnyTensor]:
+    """``split`` along axis 0 of an operand of rank >= 2."""
+    return _split_rank("vsplit", x, indices_or_sections, 2, 0)
+
+
+def dsplit(x: AnyTensor, indices_or_sections: int | Sequence[int]) -> list[AnyTensor]:
+    """``split`` along axis 2 of an operand of rank >= 3."""
+    return _split_rank("dsplit", x, indices_or_sections, 3, 2)
+
+
+@op
+def _split_rank(op_name: str, x: AnyTensor, sections: int | Sequence[int], rank: int, axis: int) -> list[AnyTensor]:
+    t = as_tensor(x)
+    if t.aval.ndim < rank:
+        raise shape_error(op_name, f"needs an operand of rank >= {rank}, got {describe(t)}")
+    return _split(op_name, t, sections, min(axis, t.aval.ndim - 1), exact=True)
+
+
+@op
+def block(arrays: Any) -> AnyTensor:
+    """NumPy's block: nested lists of arrays joined innermost-last (the deepest lists along the last axis)."""
+    depth = _block_depth(arrays)
+    leaves = _block_leaves(arrays)
+    rank = max([depth] + [as_tensor(a).aval.ndim for a in leaves])
+    return wrap(_block_join(arrays, depth, rank, result_dtype("block", leaves)))
+
+
+def _block_depth(arrays: Any, where: str = "arrays") -> int:
+    if isinstance(arrays, tuple):
+        raise TypeError(f"block: {where} is a tuple; only lists nest (as in NumPy)")
+    if not isinstance(arrays, list):
+        return 0
+    if not arrays:
+        raise ValueError(f"block: {where} is an empty list")
+    depths = {_block_depth(a, f"{where}[{k}]") for k, a in enumerate(arrays)}
+    if len(depths) > 1:
+        raise ValueError(f"block: the lists in {where} are nested to different depths {sorted(depths)}")
+    return depths.pop() + 1
+
+
+def _block_leaves(arrays: Any) -> list[Any]:
+    return [leaf for a in arrays for leaf in _block_leaves(a)] if isinstance(arrays, list) else [arrays]
+
+
+def _block_join(arrays: Any, depth: int, rank: int, dtype: Any) -> Atom:
+    if not isinstance(arrays, list):
+        a = atom(arrays, dtype)
+        return S.reshape(a, (1,) * (rank - a.aval.ndim) + a.aval.shape, (None,) * (rank - a.aval.ndim) + a.aval.dims)
+    parts = [_block_join(a, depth - 1, rank, dtype) for a in arrays]
+    return _join("block", parts, rank - depth)
+
+
+def trim_zeros(filt: AnyTensor, trim: str = "fb") -> AnyTensor:
+    """NumPy's trim_zeros of a 1-D array: its result's length depends on the data, so it reads the data and works
+    on concrete arrays only (slice with static bounds inside a program)."""
+    from ...array import as_host_array
+    from ...staging.builder import is_staging
+
+    if is_staging():
+        raise shape_error("trim_zeros", "the result's length depends on the data, which a staged program cannot "
+                          "read: slice with static bounds instead")
+    if not isinstance(trim, str) or set(trim.lower()) - set("fb"):
+        raise ValueError(f"trim_zeros: trim must be a combination of 'f' and 'b', got {trim!r}")
+    host = as_host_array(filt)
+    if host.ndim != 1:
+        raise shape_error("trim_zeros", f"needs a 1-D operand, got {describe(host)}")
+    nonzero = np.flatnonzero(host)
+    first = int(nonzero[0]) if nonzero.size else host.size
+    last = int(nonzero[-1]) + 1 if nonzero.size else host.size
+    lo = first if "f" in trim.lower() else 0
+    hi = last if "b" in trim.lower() else host.size
+    return _slice_host(filt, lo, max(lo, hi))
+
+
+@op
+def _slice_host(x: AnyTensor, lo: int, hi: int) -> AnyTensor:
+    return wrap(SL.slice_in_dim(as_tensor(x).atom, lo, hi, 0))

@@ -7,6 +7,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar, overload
 
+import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dims import Dim
@@ -184,11 +185,38 @@ def swapaxes(x: AnyTensor, axis1: int | type, axis2: int | type) -> AnyTensor:
 
 
 @op
-def moveaxis(x: Tensor[DT, Unpack[Sh]], source: Axis, destination: int) -> Tensor[DT, Unpack[AnyShape]]:
+def moveaxis(
+    x: Tensor[DT, Unpack[Sh]], source: Axis | Sequence[Axis], destination: int | Sequence[int]
+) -> Tensor[DT, Unpack[AnyShape]]:
+    """NumPy's moveaxis: one axis, or several (``source`` and ``destination`` of one length); the other axes
+    keep their order."""
     t = as_tensor(x)
-    (src,) = normalize_axes("moveaxis", source, t)
-    (dst,) = normalize_axes("moveaxis", destination, t)
-    return wrap(S.moveaxis(t.atom, src, dst))
+    src = normalize_axes("moveaxis", source, t)
+    dst = normalize_axes("moveaxis", destination, t)
+    if len(src) != len(dst):
+        raise shape_error("moveaxis", f"source {source!r} and destination {destination!r} differ in length")
+    order = [a for a in range(t.aval.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return wrap(S.transpose(t.atom, order))
+
+
+@op
+def permute_dims(x: Tensor[DT, Unpack[Sh]], axes: Sequence[Axis] | None = None) -> Tensor[DT, Unpack[AnyShape]]:
+    """The array API's name for ``transpose``."""
+    return transpose(x, axes)
+
+
+@op
+def rollaxis(x: Tensor[DT, Unpack[Sh]], axis: int, start: int = 0) -> Tensor[DT, Unpack[AnyShape]]:
+    """NumPy's (legacy) rollaxis: ``axis`` moves to just before ``start``, which may be the rank."""
+    t = as_tensor(x)
+    (a,) = normalize_axes("rollaxis", axis, t)
+    rank = t.aval.ndim
+    if not -rank <= start <= rank:
+        raise shape_error("rollaxis", f"start {start} is out of range for {describe(t)} (rank {rank})")
+    start = start + rank if start < 0 else start
+    return moveaxis(t, a, start - 1 if start > a else start)
 
 
 @op
@@ -247,3 +275,11 @@ def broadcast_to(x: Tensor[DT, Unpack[Sh]], shape: Sequence[int]) -> Tensor[DT, 
 def ravel(x: Tensor[DT, Unpack[Sh]]) -> Tensor[DT, Any]:
     t = as_tensor(x)
     return wrap(S.reshape(t.atom, (t.aval.size,), (None,)))
+
+
+def broadcast_shapes(*shapes: int | Sequence[int]) -> tuple[int, ...]:
+    """NumPy's broadcast_shapes (plain NumPy rules: shapes of different ranks line up at the end)."""
+    try:
+        return tuple(int(n) for n in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise shape_error("broadcast_shapes", f"shapes {', '.join(map(str, shapes))} do not broadcast") from None
