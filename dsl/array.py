@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 from typing_extensions import Unpack
 
-from .dtypes import DType
+from .dtypes import DType, to_numpy
 from .lowering import backend, runtime
 from .staging import dtypes as _dt
 from .staging.ir import Aval
@@ -88,11 +88,21 @@ class Array(Tensor[DT, Unpack[Shape]]):
         """Whether the array is split over several devices (a ``pmap`` result with the device axis first)."""
         return not runtime.is_single_device(self.buffer)
 
+    @property
+    def itemsize(self) -> int:
+        return int(self._aval.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._aval.dtype.itemsize) * self.size
+
     def block_until_ready(self) -> Self:
+        self._check_alive()
         self.buffer.block_until_ready()
         return self
 
     def is_ready(self) -> bool:
+        self._check_alive()
         return bool(self.buffer.is_ready())
 
     def is_deleted(self) -> bool:
@@ -101,25 +111,36 @@ class Array(Tensor[DT, Unpack[Shape]]):
     def delete(self) -> None:
         self.buffer.delete()
 
+    def _check_alive(self) -> None:
+        if self.buffer.is_deleted():  # jaxlib's own error would not say why (donate_argnums)
+            raise RuntimeError("this array was deleted or donated to a computation; it has no value any more")
+
     def numpy(self) -> np.ndarray[Any, Any]:
         """The value as a read-only host array (waits for the computation)."""
-        if self.buffer.is_deleted():
-            raise RuntimeError("this array was deleted or donated to a computation; it has no value any more")
+        self._check_alive()
         host = runtime.to_host(self.buffer, self._aval.dtype)
         if host.shape != self._aval.shape:  # a one-device pmap result: its buffer holds the per-device shape
             return host.reshape(self._aval.shape)
         return host
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        """NumPy's protocol: a read-only view where NumPy allows one (the device value cannot be written through
+        it), else a writable copy; ``copy=False`` with another ``dtype`` raises as NumPy 2 does."""
         host = self.numpy()
         if dtype is not None and np.dtype(dtype) != host.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"cannot convert a {_dt.short_name(host.dtype)} array to {np.dtype(dtype)} without a copy "
+                    "(copy=False)"
+                )
             return host.astype(dtype)
         if copy:
             return host.copy()
         return host
 
-    def item(self) -> Any:
-        return self.numpy().item()
+    def item(self, *index: Any) -> Any:
+        """The element at ``index`` (none: the only element) as a Python scalar, as ``numpy.ndarray.item``."""
+        return self.numpy().item(*index)
 
     def tolist(self) -> Any:
         return self.numpy().tolist()
@@ -146,13 +167,29 @@ class Array(Tensor[DT, Unpack[Shape]]):
 
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="Array(")
+        if not self.size and self._aval.shape != (0,):  # "[]" alone would hide the shape, as NumPy's repr knows
+            body += f", shape={self._aval.shape}"
         return f"Array({body}, dtype={_dt.short_name(self._aval.dtype)})"
 
     def __str__(self) -> str:
         return str(self.numpy())
 
-    def __reduce__(self) -> Any:
+    def __format__(self, spec: str) -> str:
+        """As NumPy: a rank-0 array formats as its scalar (``f"{loss:.3f}"``); others take only an empty spec."""
+        return format(self.numpy()[()] if not self._aval.ndim else self.numpy(), spec)
+
+    def __reduce__(self) -> Any:  # pickles the value; unpickling puts it on the default device
         return (asarray, (np.array(self.numpy()),))
+
+    def __copy__(self) -> Array[DT, Unpack[Shape]]:
+        """A new buffer on the same device (so deleting or donating one leaves the other)."""
+        self._check_alive()
+        if self.is_sharded:  # a pmap result: shares its immutable buffer, which keeps the sharding
+            return Array(self.buffer, self._aval)
+        return Array(runtime.device_copy(self.buffer, self.buffer._sharding._internal_device_list[0]), self._aval)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Array[DT, Unpack[Shape]]:
+        return self.__copy__()
 
 
 def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
@@ -164,6 +201,7 @@ def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[
         raise TypeError(f"device_put: device must be a ts.Device or a platform name, got {device!r}")
     target = device if device is not None else default_device()
     if isinstance(x, Array):
+        x._check_alive()
         if not runtime.is_single_device(x.buffer):  # sharded (a pmap result): assembled through the host
             return Array(runtime.device_put(x.numpy(), target.xla), x.aval)
         if x.device == target:
@@ -176,8 +214,6 @@ def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[
 def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
     """Host data with a supported dtype; Python floats/ints default to f32/i32 as in JAX."""
     if dtype is not None:
-        from .dtypes import to_numpy
-
         return np.asarray(x, dtype=to_numpy(dtype))
     if isinstance(x, np.generic):  # NumPy scalars keep their dtype (np.float64 is also a Python float)
         return as_host_array(np.asarray(x))
@@ -189,7 +225,10 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
         return np.asarray(x, dtype=_dt.DEFAULT_INT)
     if isinstance(x, float):
         return np.asarray(x, dtype=_dt.DEFAULT_FLOAT)
-    host = np.asarray(x)
+    try:
+        host = np.asarray(x)
+    except ValueError as exc:  # a ragged nested list
+        raise ValueError(f"asarray: cannot make an array of {type(x).__name__} {x!r:.80}: {exc}") from None
     if host.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
         host = host.astype(_dt.DEFAULT_FLOAT)  # nested Python lists of floats, as jnp.asarray does
     elif host.dtype == np.int64 and not isinstance(x, (np.ndarray, np.generic)):
@@ -202,6 +241,9 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
 
 def asarray(x: Any, dtype: type[DType] | Any = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
     """Host data as an Array on the default device (no copy for an Array of the right dtype)."""
-    if isinstance(x, Array) and (dtype is None or _dt.canonical(x.dtype) == as_host_array(0, dtype).dtype):
-        return x
+    if isinstance(x, Array):
+        if dtype is None:
+            return x
+        target = to_numpy(dtype)  # converted on its device, not through the host (which would move it to the CPU)
+        return x if x.dtype == target else x.astype(target)  # type: ignore[return-value]
     return device_put(as_host_array(x, dtype))

@@ -11,6 +11,7 @@ import numpy as np
 from . import pytree
 from .array import Array, as_host_array
 from .dispatch import hashable_static_key
+from .dispatch import static_key as dispatch_static_key
 from .signature import Spec
 from .staging import dtypes as _dt
 from .staging.ir import Aval
@@ -40,7 +41,28 @@ TYPED_LEAVES: frozenset[type] = frozenset({Spec, Array})
 
 
 def static_key(leaf: Any) -> Hashable:
-    return hashable_static_key(leaf, "static argument")
+    if type(leaf) is StaticArgument:
+        return hashable_static_key(leaf.value, "static argument (static_argnums)")
+    # Every other non-array leaf is static too (a set, a string, an object), so say why it must hash.
+    return hashable_static_key(leaf, "non-array argument (a static value, part of the cache key)")
+
+
+class StaticArgument:
+    """Wraps a ``static_argnums`` argument so it is one pytree leaf (its value keys the cache)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return hash(dispatch_static_key(self.value))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StaticArgument) and dispatch_static_key(other.value) == dispatch_static_key(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 class Signature:

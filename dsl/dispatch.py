@@ -13,6 +13,7 @@ general path, which gives the proper error or result.
 
 from __future__ import annotations
 
+from collections import OrderedDict, defaultdict
 from collections.abc import Hashable
 from typing import Any
 
@@ -35,6 +36,7 @@ class StaticArg:
 
 _STATIC = StaticArg()
 _SCALARS = (float, int, bool)
+_DICT_TYPES = (OrderedDict, defaultdict)  # containers ``pytree`` flattens (a plain dict is keyed inline)
 
 
 def static_key(value: Any) -> Hashable:
@@ -57,7 +59,7 @@ def hashable_static_key(value: Any, what: str) -> Hashable:
     try:
         hash(key)
     except TypeError:
-        raise TypeError(f"{what} {value!r} must be hashable (it is part of the cache key)") from None
+        raise TypeError(f"{what} {value!r:.100} must be hashable, but {type(value).__name__} is not") from None
     return key
 
 
@@ -107,7 +109,7 @@ def _visit(x: Any, parts: list[Hashable], dynamic: list[Any], scalars_dynamic: b
         for child in x:
             _visit(child, parts, dynamic, scalars_dynamic)
     elif kind is dict:
-        keys = tuple(sorted(x))
+        keys = pytree.sorted_keys(x)
         parts.append((dict, keys))
         for key in keys:
             _visit(x[key], parts, dynamic, scalars_dynamic)
@@ -116,7 +118,7 @@ def _visit(x: Any, parts: list[Hashable], dynamic: list[Any], scalars_dynamic: b
     elif isinstance(x, np.generic):
         parts.append((kind, x.dtype))
         dynamic.append(x)
-    elif kind in pytree._CUSTOM or isinstance(x, tuple) or attrs.has(kind):
+    elif kind in pytree._CUSTOM or isinstance(x, tuple) or attrs.has(kind) or kind in _DICT_TYPES:
         leaves, treedef = pytree.flatten(x)
         parts.append(treedef)
         for leaf in leaves:

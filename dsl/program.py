@@ -8,6 +8,7 @@ Calling a Program directly stages, compiles and caches by argument signature; th
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -15,7 +16,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from . import pytree
 from .array import Array
-from .call_signature import Signature, is_dynamic, leaf_names, static_key
+from .call_signature import Signature, StaticArgument, is_dynamic, leaf_names
 from .dispatch import Unsupported, call_key
 from .lowering import backend
 from .signature import (
@@ -60,8 +61,13 @@ class Program(Generic[P, R]):
         self.fn = fn
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self.name: str = name or str(getattr(fn, "__name__", "program"))
-        self.static_argnums = tuple(static_argnums)
-        self.donate_argnums = tuple(donate_argnums)
+        if not callable(fn):
+            raise TypeError(f"program: expected a function, got {type(fn).__name__} {fn!r:.60}")
+        self.static_argnums = _normalized_argnums(fn, static_argnums, "static_argnums")
+        self.donate_argnums = _normalized_argnums(fn, donate_argnums, "donate_argnums")
+        if set(self.static_argnums) & set(self.donate_argnums):
+            raise ValueError(f"{self.name}: an argument cannot be both static and donated: "
+                             f"static_argnums={tuple(static_argnums)}, donate_argnums={tuple(donate_argnums)}")
         self.device = device
         self.scalars_dynamic = scalars_dynamic
         # Library ops are generic over every shape; their annotations are for mypy, not for dim binding.
@@ -124,7 +130,7 @@ class Program(Generic[P, R]):
     def _mark_static(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if not self.static_argnums:
             return args
-        return tuple(_Static(a) if i in self.static_argnums else a for i, a in enumerate(args))
+        return tuple(StaticArgument(a) if i in self.static_argnums else a for i, a in enumerate(args))
 
     def _compile_for(self, signature: Signature, leaves: Sequence[Any]) -> Compiled[P, R]:
         if self._cache:
@@ -165,7 +171,8 @@ class Program(Generic[P, R]):
             if old_dynamic != dynamic:
                 return "static arguments moved: arrays and static values are in other positions"
             if old_statics != statics:
-                return f"static arguments changed: {old_statics!r} -> {statics!r}"
+                changed = [f"{_shown(a)} -> {_shown(b)}" for a, b in zip(old_statics, statics) if a != b]
+                return "static arguments changed: " + ", ".join(changed)
             if old_avals != avals:
                 changes = [
                     f"{_dt.short_name(a[1])}{list(a[0])} -> {_dt.short_name(b[1])}{list(b[0])}"
@@ -255,27 +262,63 @@ class Program(Generic[P, R]):
         return Staged(self, traced, signature, tuple(avals))
 
 
-class _Static:
-    """Wraps a static argument so it is one pytree leaf (its value keys the cache)."""
+def _normalized_argnums(fn: Callable[..., Any], argnums: Sequence[int] | int, what: str) -> tuple[int, ...]:
+    """``argnums`` as non-negative positions, checked against ``fn``'s positional parameters where it has a fixed
+    number of them (``-1`` is the last one; a position past the end is an error, as in JAX). A function taking
+    ``*args`` accepts any non-negative position."""
+    if isinstance(argnums, int):
+        argnums = (argnums,)
+    if not argnums:
+        return ()  # the common case: no signature to read (that is slow, and programs are made per op and rule)
+    if not all(type(i) is int for i in argnums):
+        raise TypeError(f"{what} must be a sequence of ints, got {argnums!r}")
+    positional = _positional_count(fn)
+    out = []
+    for i in argnums:
+        if positional is not None and not -positional <= i < positional:
+            raise ValueError(f"{what}={tuple(argnums)}: {_name(fn)} takes {positional} positional arguments")
+        if i < 0:
+            if positional is None:
+                raise ValueError(
+                    f"{what}={tuple(argnums)}: a negative position needs a function with a fixed number of "
+                    f"positional parameters; {_name(fn)} takes *args"
+                )
+            i += positional
+        out.append(i)
+    return tuple(sorted(set(out)))
 
-    __slots__ = ("value",)
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
+def _positional_count(fn: Callable[..., Any]) -> int | None:
+    """How many positional parameters ``fn`` takes, or None for ``*args`` (or a signature Python cannot read)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
-    def __hash__(self) -> int:
-        return hash(static_key(self.value))
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Static) and static_key(other.value) == static_key(self.value)
+def _name(fn: Callable[..., Any]) -> str:
+    return str(getattr(fn, "__name__", "the function"))
 
-    def __repr__(self) -> str:
-        return repr(self.value)
+
+def _shown(key: Any) -> str:
+    """A static argument's value as the user wrote it, from its ``static_key`` (``(type, value)`` pairs)."""
+    if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], type)):
+        return repr(key)
+    kind, value = key
+    if kind is float:
+        return repr(float.fromhex(value))
+    if issubclass(kind, tuple) and isinstance(value, tuple):
+        inner = ", ".join(_shown(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
 
 
 def _unwrap_static(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
-        return fn(*(a.value if isinstance(a, _Static) else a for a in args), **kwargs)
+        return fn(*(a.value if isinstance(a, StaticArgument) else a for a in args), **kwargs)
 
     return call
 

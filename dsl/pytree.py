@@ -1,4 +1,5 @@
-"""Pytrees: nested tuples, lists, dicts, None, namedtuples and attrs classes, flattened to leaves and back.
+"""Pytrees: nested tuples, lists, dicts (also OrderedDict and defaultdict), None, namedtuples and attrs classes,
+flattened to leaves and back.
 
 A ``TreeDef`` is a hashable description of the structure, so it can key compile caches.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple, cast
 
@@ -36,9 +38,9 @@ class TreeDef(NamedTuple):
         if self.kind == "none":
             return "None"
         inner = ", ".join(repr(c) for c in self.children)
-        if self.kind == "dict":
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))  # type: ignore[call-overload]
-            return "{" + inner + "}"
+        if self.kind in _DICT_KINDS:
+            inner = "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(dict_keys(self), self.children)) + "}"
+            return inner if self.kind == "dict" else f"{self.kind}({inner})"
         if self.kind == "list":
             return f"[{inner}]"
         if self.kind == "tuple":
@@ -51,6 +53,31 @@ _new_treedef: Callable[[tuple[str, Hashable, tuple[TreeDef, ...]]], TreeDef] = f
 LEAF = TreeDef("leaf", None, ())
 NONE = TreeDef("none", None, ())
 
+_DICT_KINDS = ("dict", "OrderedDict", "defaultdict")
+
+
+def dict_keys(treedef: TreeDef) -> tuple[Any, ...]:
+    """The keys of a dict-like node, in leaf order (a defaultdict's aux also holds its default factory)."""
+    aux = treedef.aux
+    return cast(tuple[Any, ...], aux[1] if treedef.kind == "defaultdict" else aux)  # type: ignore[index]
+
+
+def sorted_keys(tree: dict[Any, Any]) -> tuple[Any, ...]:
+    """A dict's keys in a deterministic order: sorted, as JAX does, so equal dicts built in any order flatten alike.
+    Keys of several types (``{1: a, "w": b}``) cannot all be compared: they sort by type name, then value."""
+    try:
+        return tuple(sorted(tree))
+    except TypeError:
+        pass
+    try:
+        return tuple(sorted(tree, key=lambda k: (type(k).__module__, type(k).__qualname__, k)))
+    except TypeError:
+        raise TypeError(
+            f"pytree: cannot order the dict keys {list(tree)!r:.200} (keys of one type must be comparable with "
+            "each other, as for sorted())"
+        ) from None
+
+
 _CUSTOM: dict[type, tuple[Callable[[Any], tuple[Iterable[Any], Hashable]], Callable[[Hashable, list[Any]], Any]]] = {}
 
 
@@ -60,6 +87,13 @@ def register_pytree_node(
     unflatten_fn: Callable[[Hashable, list[Any]], Any],
 ) -> None:
     """Make ``cls`` a container: ``flatten_fn(x) -> (children, aux)``, ``unflatten_fn(aux, children) -> x``."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_pytree_node: cls must be a class, got {cls!r}")
+    if not callable(flatten_fn) or not callable(unflatten_fn):
+        raise TypeError(
+            f"register_pytree_node({cls.__name__}): flatten_fn and unflatten_fn must be callables, got "
+            f"{flatten_fn!r} and {unflatten_fn!r}"
+        )
     _CUSTOM[cls] = (flatten_fn, unflatten_fn)
     _PLAIN_LEAF_TYPES.discard(cls)  # so the set never holds a container type (``_flatten``'s fast path trusts it)
 
@@ -107,13 +141,19 @@ def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None
             return _new_treedef((name, None, tuple(nodes)))
         return _new_treedef((name, None, tuple([_flatten(c, leaves, is_leaf) for c in tree])))
     if kind is dict:
-        keys = tuple(sorted(tree))
+        keys = sorted_keys(tree)
         return TreeDef("dict", keys, tuple([_flatten(tree[k], leaves, is_leaf) for k in keys]))
     if tree is None:
         return NONE
     if kind in _CUSTOM:
-        children, aux = _CUSTOM[kind][0](tree)
-        return TreeDef("custom", (kind, aux), tuple([_flatten(c, leaves, is_leaf) for c in children]))
+        return _flatten_custom(tree, kind, leaves, is_leaf)
+    if kind is OrderedDict:  # its order is part of its value (OrderedDicts in another order are unequal)
+        keys = tuple(tree)
+        return TreeDef("OrderedDict", keys, tuple([_flatten(tree[k], leaves, is_leaf) for k in keys]))
+    if kind is defaultdict:
+        keys = sorted_keys(tree)
+        children = tuple([_flatten(tree[k], leaves, is_leaf) for k in keys])
+        return TreeDef("defaultdict", (tree.default_factory, keys), children)
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):
         return TreeDef("namedtuple", kind, tuple([_flatten(c, leaves, is_leaf) for c in tree]))  # type: ignore[arg-type]
     if attrs.has(kind):
@@ -123,6 +163,17 @@ def _flatten(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None
     if len(_PLAIN_LEAF_TYPES) < 1024 and not isinstance(tree, tuple):
         _PLAIN_LEAF_TYPES.add(kind)
     return LEAF
+
+
+def _flatten_custom(tree: Any, kind: type, leaves: list[Any], is_leaf: Callable[[Any], bool] | None) -> TreeDef:
+    try:
+        children, aux = _CUSTOM[kind][0](tree)
+        children = list(children)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"pytree: the flatten_fn registered for {kind.__name__} must return (children, aux): {exc}"
+        ) from None
+    return TreeDef("custom", (kind, aux), tuple([_flatten(c, leaves, is_leaf) for c in children]))
 
 
 def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
@@ -163,6 +214,11 @@ def _build(treedef: TreeDef, it: Any) -> Any:
         return children
     if kind == "dict":
         return dict(zip(treedef.aux, children))  # type: ignore[call-overload]
+    if kind == "OrderedDict":
+        return OrderedDict(zip(treedef.aux, children))  # type: ignore[call-overload]
+    if kind == "defaultdict":
+        factory, keys = cast(tuple[Any, Any], treedef.aux)
+        return defaultdict(factory, zip(keys, children))
     if kind == "namedtuple":
         return treedef.aux(*children)  # type: ignore[operator]
     if kind == "attrs":
@@ -174,7 +230,10 @@ def _build(treedef: TreeDef, it: Any) -> Any:
 
 def unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     it = iter(leaves)
-    out = _build(treedef, it)
+    try:
+        out = _build(treedef, it)
+    except StopIteration:
+        raise ValueError(f"too few leaves for tree structure {treedef!r} ({treedef.num_leaves} leaves)") from None
     if next(it, _SENTINEL) is not _SENTINEL:
         raise ValueError(f"too many leaves for tree structure {treedef!r}")
     return out
@@ -187,16 +246,49 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[A
     """Apply ``fn`` leafwise; ``rest`` trees must have ``tree``'s structure."""
     flat, treedef = flatten(tree, is_leaf)
     others = []
-    for other in rest:
+    for i, other in enumerate(rest, 1):
         other_flat, other_def = flatten(other, is_leaf)
         if other_def != treedef:
-            raise ValueError(f"tree structures differ: {treedef!r} vs {other_def!r}")
+            where = first_difference(treedef, other_def, "tree")
+            raise ValueError(
+                f"tree_map: tree {i} has another structure than tree 0: at {where}; {treedef!r} vs {other_def!r}"
+            )
         others.append(other_flat)
     return unflatten(treedef, [fn(*xs) for xs in zip(flat, *others)])
 
 
 def structure(tree: Any) -> TreeDef:
     return flatten(tree)[1]
+
+
+def first_difference(a: TreeDef, b: TreeDef, path: str) -> str:
+    """Where two structures first differ, for error messages: ``tree['b'][2]: a list of 3 vs a leaf``."""
+    if a.kind != b.kind or a.aux != b.aux or len(a.children) != len(b.children):
+        return f"{path}: {_describe(a)} vs {_describe(b)}"
+    for name, x, y in zip(_child_names(a), a.children, b.children):
+        if x != y:
+            return first_difference(x, y, path + name)
+    return f"{path}: {_describe(a)} vs {_describe(b)}"
+
+
+def _describe(node: TreeDef) -> str:
+    if node.kind in ("leaf", "none"):
+        return "a leaf" if node.kind == "leaf" else "None"
+    if node.kind in _DICT_KINDS:
+        return f"a {node.kind} with keys {list(dict_keys(node))!r}"
+    kind = node.kind if node.kind in ("tuple", "list") else repr(node).split("(")[0]
+    return f"a {kind} of {len(node.children)}"
+
+
+def _child_names(node: TreeDef) -> list[str]:
+    """The path suffix of each child: ``['w']``, ``.b`` or ``[1]``."""
+    if node.kind in _DICT_KINDS:
+        return [f"[{key!r}]" for key in dict_keys(node)]
+    if node.kind == "attrs":
+        return [f".{key}" for key in node.aux[1]]  # type: ignore[index]
+    if node.kind == "namedtuple":
+        return [f".{key}" for key in cast(Any, node.aux)._fields]
+    return [f"[{i}]" for i in range(len(node.children))]
 
 
 def leaf_paths(treedef: TreeDef, root: str) -> list[str]:
@@ -206,15 +298,9 @@ def leaf_paths(treedef: TreeDef, root: str) -> list[str]:
     def walk(node: TreeDef, path: str) -> None:
         if node.kind == "leaf":
             out.append(path)
-        elif node.kind == "dict":
-            for key, child in zip(node.aux, node.children):  # type: ignore[call-overload]
-                walk(child, f"{path}[{key!r}]")
-        elif node.kind == "attrs":
-            for key, child in zip(node.aux[1], node.children):  # type: ignore[index]
-                walk(child, f"{path}.{key}")
         else:
-            for i, child in enumerate(node.children):
-                walk(child, f"{path}[{i}]")
+            for name, child in zip(_child_names(node), node.children):
+                walk(child, path + name)
 
     walk(treedef, root)
     return out

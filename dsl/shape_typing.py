@@ -76,7 +76,8 @@ class BoundReduction(Generic[DT, Unpack[Shape]]):
     def __call__(self, axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]) -> Tensor[DT, Unpack[AnyShape]]: ...
     @overload
     def __call__(self, axis: OpenAxes | None = None, keepdims: bool = False) -> Tensor[DT, Unpack[AnyShape]]: ...
-    def __call__(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def __call__(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Any:
+        refuse_out(out, self._name)  # np.max(x) calls x.max(axis=None, out=None): accepted, as JAX does
         return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims)
 
 
@@ -127,7 +128,8 @@ class BoundDtypeReduction(BoundReduction[DT, Unpack[Shape]]):
     def __call__(self, axis: type[Dim] | OpenAxes | None, keepdims: Literal[True]) -> Tensor[DT, Unpack[AnyShape]]: ...
     @overload
     def __call__(self, axis: OpenAxes | None = None, keepdims: bool = False) -> Tensor[DT, Unpack[AnyShape]]: ...
-    def __call__(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Any:
+    def __call__(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None, out: None = None) -> Any:
+        refuse_out(out, self._name)  # np.sum(x) / np.mean(x) call x.sum(axis=None, dtype=None, out=None)
         return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
@@ -185,7 +187,10 @@ class BoundSpreadReduction(BoundReduction[DT, Unpack[Shape]]):
     def __call__(
         self, axis: OpenAxes | None = None, keepdims: bool = False, ddof: int = 0
     ) -> Tensor[DT, Unpack[AnyShape]]: ...
-    def __call__(self, axis: Any = None, keepdims: bool = False, ddof: int = 0, *, dtype: Any = None) -> Any:
+    def __call__(
+        self, axis: Any = None, keepdims: bool = False, ddof: float = 0, *, dtype: Any = None, out: None = None
+    ) -> Any:
+        refuse_out(out, self._name)  # np.std(x) calls x.std(axis=None, dtype=None, out=None, ddof=0)
         return getattr(_tnp(), self._name)(self._x, axis=axis, keepdims=keepdims, ddof=ddof, dtype=dtype)
 
 
@@ -226,7 +231,8 @@ class BoundArgReduction(Generic[DT, Unpack[Shape]]):
     ) -> Tensor[i32, Unpack[S], B, C]: ...
     @overload
     def __call__(self, axis: int) -> Tensor[i32, Unpack[AnyShape]]: ...
-    def __call__(self, axis: Any = None) -> Any:
+    def __call__(self, axis: Any = None, *, out: None = None) -> Any:
+        refuse_out(out, self._name)  # np.argmax(x) calls x.argmax(axis=None, out=None)
         return getattr(_tnp(), self._name)(self._x, axis=axis)
 
 
@@ -537,3 +543,10 @@ def _tnp() -> Any:
     from .prelude import numpy
 
     return numpy
+
+
+def refuse_out(out: object, name: str) -> None:
+    """NumPy's functions call the methods of array-likes with ``out=None``: accepted (as JAX does), any other
+    ``out`` refused."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (tensorstage arrays are immutable); use the result")

@@ -17,7 +17,7 @@ from .dims import Dim
 from .dtypes import DType, Floating, bool_, i32
 from .shape_typing import (
     accumulating_method, arg_reduction_method, dtype_reduction_method, matrix_transpose_attr, reduction_method,
-    spread_reduction_method, transpose_attr,
+    refuse_out, spread_reduction_method, transpose_attr,
 )
 from .staging.errors import ConcretizationError
 from .staging.ir import Atom, Aval
@@ -364,9 +364,13 @@ class Tensor(Generic[DT, Unpack[Shape]]):
         return _tnp.greater_equal(self, other)
 
     def __eq__(self, other: object) -> Tensor[bool_, Unpack[Shape]]:  # type: ignore[override]
+        if other is None or isinstance(other, (str, bytes)):  # not array-like: Python's identity test (JAX: False)
+            return NotImplemented
         return _tnp.equal(self, other)  # type: ignore[call-overload, no-any-return]  # any object compares
 
     def __ne__(self, other: object) -> Tensor[bool_, Unpack[Shape]]:  # type: ignore[override]
+        if other is None or isinstance(other, (str, bytes)):
+            return NotImplemented
         return _tnp.not_equal(self, other)  # type: ignore[call-overload, no-any-return]
 
     __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise, so they cannot be dict keys
@@ -482,7 +486,8 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def any(
         self, axis: int | type[Dim] | tuple[int | type[Dim], ...], keepdims: bool = False
     ) -> Tensor[bool_, Unpack[AnyShape]]: ...
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def any(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Any:
+        refuse_out(out, "any")
         return _tnp.any(self, axis, keepdims)
 
     @overload
@@ -491,7 +496,8 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def all(
         self, axis: int | type[Dim] | tuple[int | type[Dim], ...], keepdims: bool = False
     ) -> Tensor[bool_, Unpack[AnyShape]]: ...
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def all(self, axis: Any = None, keepdims: bool = False, *, out: None = None) -> Any:
+        refuse_out(out, "all")
         return _tnp.all(self, axis, keepdims)
 
     def diagonal(
