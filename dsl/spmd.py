@@ -68,7 +68,33 @@ def pmap(
     if not callable(f):
         raise TypeError(f"pmap() needs a callable, got {type(f).__name__}")
     name = axis_name_of(axis_name) if axis_name is not None else None
-    return Pmapped(f, name, in_axes, out_axes, tuple(devices) if devices is not None else None)
+    return Pmapped(f, name, in_axes, out_axes, _checked_devices(devices))
+
+
+def _checked_devices(devices: Sequence[Device] | None) -> tuple[Device, ...] | None:
+    """``devices`` as a tuple, refused up front when XLA could not build a device assignment from it."""
+    if devices is None:
+        return None
+    given = tuple(devices)
+    if not given:
+        raise ValueError("pmap(): devices= is empty; give at least one device (e.g. ts.devices()[:n])")
+    for d in given:
+        if not isinstance(d, Device):
+            raise TypeError(f"pmap(): devices= must hold ts.Device objects (from ts.devices()), got {d!r}")
+    if len(set(given)) != len(given):
+        raise ValueError(f"pmap(): devices= names a device twice ({', '.join(map(str, given))}); each replica "
+                         "needs a device of its own")
+    if len({d.platform for d in given}) != 1:
+        raise ValueError(f"pmap(): devices= mixes platforms ({', '.join(map(str, given))})")
+    return given
+
+
+def _as_pmap_error(err: TransformError) -> TransformError:
+    """An in_axes/out_axes error from the shared vmap helpers, relabelled with the transform the user called."""
+    if err.bare_message.startswith("[vmap]"):
+        err.bare_message = "[pmap]" + err.bare_message[len("[vmap]"):]
+        err.args = (err._compose(),)
+    return err
 
 
 def _fast_key(treedef: pytree.TreeDef, leaves: list[Any]) -> Hashable | None:
@@ -259,8 +285,11 @@ class Pmapped:
                 loc,
             )
         specs: list[Any] = []
-        for i, (prefix, arg) in enumerate(zip(self.in_axes, args)):
-            specs += _broadcast_prefix(prefix, arg, f"in_axes[{i}]", f"argument {i}", loc)
+        try:
+            for i, (prefix, arg) in enumerate(zip(self.in_axes, args)):
+                specs += _broadcast_prefix(prefix, arg, f"in_axes[{i}]", f"argument {i}", loc)
+        except TransformError as err:
+            raise _as_pmap_error(err) from None
         return specs + kw_specs
 
     def _devices(
@@ -278,6 +307,10 @@ class Pmapped:
             return self.devices
         index, size, axis = sizes[0]
         first = _Lazy(lambda: self._where(treedef)[index])  # leaf names, for errors only
+        if size == 0:
+            raise TransformError(
+                f"[pmap] {first} has size 0 along its mapped axis {axis}: pmap needs at least one device", None, loc
+            )
         for other, n, a in sizes[1:]:
             if n != size:
                 raise TransformError(
@@ -332,7 +365,11 @@ class Pmapped:
         typecheck(traced.graph)
         out_paths = _leaf_paths(traced.out_tree, [], root="output")
         targets: list[int | None] = []
-        for target, out, path in zip(_out_targets(self.out_axes, traced.out_tree, loc), traced.graph.outputs, out_paths):
+        try:
+            out_targets = _out_targets(self.out_axes, traced.out_tree, loc)
+        except TransformError as err:
+            raise _as_pmap_error(err) from None
+        for target, out, path in zip(out_targets, traced.graph.outputs, out_paths):
             rank = out.aval.ndim + 1
             if target is not None and not (isinstance(target, int) and -rank <= target < rank):
                 raise TransformError(f"[pmap] out_axes {target!r} is out of range for {path} ({out.aval})", None, loc)

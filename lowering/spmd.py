@@ -53,6 +53,8 @@ def put_sharded(host: np.ndarray[Any, Any], devices: tuple[Any, ...]) -> Any:
     data = runtime.contiguous(host)
     aval = runtime.buffer_aval(data.shape, data.dtype)
     shards = [data[k : k + 1] for k in range(len(devices))]
+    if data.size == 0:  # views of an empty array make jaxlib 0.10.2 raise bad_function_call: give each its own
+        shards = [np.empty((1, *data.shape[1:]), data.dtype) for _ in devices]
     return xc.batched_device_put(aval, _tiled(devices, data.ndim - 1), shards, list(devices), True, True,
                                  xc.HostBufferSemantics.ZERO_COPY, True)
 

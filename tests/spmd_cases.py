@@ -9,9 +9,12 @@ subprocess because the CPU client of the pytest process was created with one dev
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -349,13 +352,16 @@ def check_never_imports_jax() -> None:
     assert "jax" not in sys.modules, "pmap imported jax"
 
 
-def checks() -> dict[str, Callable[[], None]]:
-    return {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_") and callable(fn)}
+def checks(namespace: dict[str, Any] | None = None) -> dict[str, Callable[[], None]]:
+    """The ``check_*`` functions of ``namespace`` (default: this module's), by name without the prefix."""
+    scope = globals() if namespace is None else namespace
+    return {name[len("check_"):]: fn for name, fn in scope.items() if name.startswith("check_") and callable(fn)}
 
 
-def main() -> None:
+def run_checks(namespace: dict[str, Any] | None = None) -> None:
+    """Run every check (in the subprocess) and print one ``RESULTS`` line for the parent test to read."""
     results: dict[str, str] = {}
-    for name, fn in checks().items():
+    for name, fn in checks(namespace).items():
         try:
             fn()
             results[name] = "ok"
@@ -364,5 +370,14 @@ def main() -> None:
     print("RESULTS " + json.dumps(results))
 
 
+def results_on_devices(script: Path) -> dict[str, str]:
+    """Run ``script`` (a module of checks) in a subprocess with N CPU devices; its checks' results by name."""
+    env = dict(os.environ, TENSORSTAGE_CPU_DEVICES=str(N))
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert proc.returncode == 0 and lines, f"rc={proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return json.loads(lines[-1][len("RESULTS "):])  # type: ignore[no-any-return]
+
+
 if __name__ == "__main__":
-    main()
+    run_checks()

@@ -11,10 +11,6 @@ Collectives need a named mapped axis, so the registry-driven tests skip them and
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -276,13 +272,7 @@ def test_pmap_is_not_staged_inside_programs() -> None:
 
 @pytest.fixture(scope="module")
 def four_device_results() -> dict[str, str]:
-    env = dict(os.environ, TENSORSTAGE_CPU_DEVICES=str(N))
-    proc = subprocess.run(
-        [sys.executable, str(HERE / "spmd_cases.py")], env=env, capture_output=True, text=True, timeout=600
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, f"rc={proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return json.loads(lines[-1][len("RESULTS "):])  # type: ignore[no-any-return]
+    return spmd_cases.results_on_devices(HERE / "spmd_cases.py")
 
 
 @pytest.mark.parametrize("check", sorted(spmd_cases.checks()))

@@ -33,9 +33,18 @@ def _combiner(prim: Primitive, dtype: np.dtype[Any]) -> str:
     return {C.psum_p: "stablehlo.add", C.pmax_p: "stablehlo.maximum", C.pmin_p: "stablehlo.minimum"}[prim]
 
 
+def _zeros(em: Emitter, out: Aval) -> list[Value]:
+    """Zeros of type ``out`` without a collective: for results with no elements (XLA rejects an all_gather along a
+    zero-size dimension, and there is nothing to exchange) and for a ppermute that sends nothing."""
+    zero = em.scalar(0, out.dtype)
+    return em.op("stablehlo.broadcast_in_dim", [zero], [out], "broadcast_dimensions = array<i64>")
+
+
 def _all_reduce_rule(prim: Primitive) -> Any:
     def rule(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis_name: str, axis_size: int) -> list[Value]:
         (x,) = args
+        if 0 in x.aval.shape:
+            return _zeros(em, outs[0])
         scalar = Aval((), x.aval.dtype)
         combine = _combiner(prim, x.aval.dtype)
         body = em.region([scalar, scalar], lambda r, a: r.op(combine, a, [scalar]))
@@ -53,6 +62,8 @@ def _all_gather(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis_name: str, axis_size: int, axis: int, tiled: bool
 ) -> list[Value]:
     (x,) = args
+    if 0 in outs[0].shape:
+        return _zeros(em, outs[0])
     if not tiled:  # gather along a new unit axis: stack instead of concatenate
         shape = (*x.aval.shape[:axis], 1, *x.aval.shape[axis:])
         x = em.op("stablehlo.reshape", [x], [Aval(shape, x.aval.dtype)])[0]
@@ -65,9 +76,8 @@ def _ppermute(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis_name: str, axis_size: int, perm: C.Perm
 ) -> list[Value]:
     (x,) = args
-    if not perm:  # nobody receives anything
-        zero = em.scalar(0, x.aval.dtype)
-        return em.op("stablehlo.broadcast_in_dim", [zero], outs, "broadcast_dimensions = array<i64>")
+    if not perm or 0 in x.aval.shape:  # nobody receives anything, or there is nothing to send
+        return _zeros(em, outs[0])
     return em.op("stablehlo.collective_permute", [x], outs, "source_target_pairs = " + _pairs_attr(perm, 2))
 
 

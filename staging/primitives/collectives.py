@@ -29,6 +29,7 @@ from ..errors import DTypeError, ShapeError
 from ..ir import Atom, Aval, literal
 from ..primitive import Primitive
 from ..shapes import check_dtype
+from ..source import user_location
 from ..zeros import MaybeZero, Zero
 from . import elementwise as E
 from . import reductions as R
@@ -298,6 +299,32 @@ def _axis_index_batch(args: Sequence[Atom], dims: Sequence[int | None], *, axis_
 
 
 # ------------------------------------------------------------------------------- staging-level entry points
+# Errors raised here come before any ``bind``, so they carry the user's line themselves.
+
+
+def _static_int(value: Any, what: str, op: str) -> int:
+    """``value`` as a Python int: NumPy ints pass; floats and bools are refused (never truncated)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: {what} must be an int, got {value!r}\n  at {user_location()}")
+    return int(value)
+
+
+def _perm_pairs(perm: Any) -> Perm:
+    """``perm`` as a tuple of ``(source, destination)`` int pairs, or a TypeError naming what is wrong."""
+    try:
+        items = list(perm)
+    except TypeError:
+        raise TypeError(f"ppermute: perm must be a sequence of (source, destination) pairs, got {perm!r}\n"
+                        f"  at {user_location()}") from None
+    pairs: list[tuple[int, int]] = []
+    for item in items:
+        pair = tuple(item) if isinstance(item, (tuple, list, np.ndarray)) else (item,)
+        if len(pair) != 2:
+            raise TypeError(f"ppermute: every entry of perm must be a (source, destination) pair, got {item!r}\n"
+                            f"  at {user_location()}")
+        source = _static_int(pair[0], "a perm source", "ppermute")
+        pairs.append((source, _static_int(pair[1], "a perm destination", "ppermute")))
+    return tuple(pairs)
 
 
 def psum(x: Atom, axis_name: str) -> Atom:
@@ -307,7 +334,11 @@ def psum(x: Atom, axis_name: str) -> Atom:
 def pmean(x: Atom, axis_name: str) -> Atom:
     size = lookup(axis_name, "pmean").size
     if not dtypes.is_float(x.aval.dtype):
-        raise DTypeError(f"needs a floating-point operand (the mean of integers is not an integer), got {x.aval}", "pmean")
+        raise DTypeError(
+            f"needs a floating-point operand (the mean of integers is not an integer), got {x.aval}",
+            "pmean",
+            user_location(),
+        )
     total = _bind_psum(x, axis_name, size)
     return E.div(total, E.scalar(size, total))
 
@@ -322,15 +353,18 @@ def pmin(x: Atom, axis_name: str) -> Atom:
 
 def all_gather(x: Atom, axis_name: str, axis: int = 0, tiled: bool = False) -> Atom:
     size = lookup(axis_name, "all_gather").size
+    axis = _static_int(axis, "axis", "all_gather")
     rank = x.aval.ndim if tiled else x.aval.ndim + 1
     if not -rank <= axis < rank:
-        raise ShapeError(f"axis {axis} is out of range for {x.aval} (tiled={tiled})", "all_gather")
-    return bind(all_gather_p, x, axis_name=axis_name, axis_size=size, axis=axis % rank, tiled=tiled)  # type: ignore[no-any-return]
+        what = "a scalar has no axis to concatenate along" if tiled and rank == 0 else f"tiled={bool(tiled)}"
+        raise ShapeError(f"axis {axis} is out of range for {x.aval} ({what})", "all_gather", user_location())
+    params = {"axis_name": axis_name, "axis_size": size, "axis": axis % rank, "tiled": bool(tiled)}
+    return bind(all_gather_p, x, **params)  # type: ignore[no-any-return]
 
 
 def ppermute(x: Atom, axis_name: str, perm: Sequence[tuple[int, int]]) -> Atom:
     size = lookup(axis_name, "ppermute").size
-    pairs = tuple((int(s), int(t)) for s, t in perm)
+    pairs = _perm_pairs(perm)
     return bind(ppermute_p, x, axis_name=axis_name, axis_size=size, perm=pairs)  # type: ignore[no-any-return]
 
 
