@@ -444,5 +444,5 @@ def jacrev(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
 
 
 def hessian(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
-    """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+    """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``, whose errors name ``hessian``."""
+    return _jacobian(_jacobian(fun, argnums, False, "hessian"), argnums, True, "hessian")

@@ -91,6 +91,15 @@ def test_activations_match_numpy_including_tails(rng: np.random.Generator, dtype
     np.testing.assert_array_equal(np.asarray(eager), np.asarray(got["softplus"]))
 
 
+def test_activations_propagate_nan() -> None:
+    """Regression: relu and relu6 of NaN gave 0 (a select on ``x > 0``); NumPy and JAX give NaN, as every
+    activation here must."""
+    x = np.full(8, np.nan, np.float32)
+    got = ts.program(lambda v: {n: f(v) for n, (f, _) in ACTIVATIONS.items()})(x)
+    for name, out in got.items():
+        assert np.isnan(np.asarray(out)).all(), (name, out)
+
+
 def _central_difference(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, h: float = 1e-6) -> np.ndarray:
     return (f(x + h) - f(x - h)) / (2 * h)
 

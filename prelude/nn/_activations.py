@@ -21,8 +21,9 @@ Shape = TypeVarTuple("Shape")
 
 @op
 def relu(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-    """``max(x, 0)``, with derivative 0 at 0 (a select, not a max, so ties do not split the gradient)."""
-    return where(x > 0, x, 0)
+    """``max(x, 0)``, with derivative 0 at 0 (a select, not a max, so ties do not split the gradient); NaN stays
+    NaN with derivative 0, as in JAX."""
+    return where(x > 0, x, where(x <= 0, 0, stop_gradient(x)))
 
 
 @op
@@ -82,7 +83,7 @@ def leaky_relu(x: Tensor[FT, Unpack[Shape]], negative_slope: float = 0.01) -> Te
 @op
 def relu6(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
     """``min(max(x, 0), 6)``, with derivative 0 at both kinks."""
-    return where(x > 0, where(x < 6, x, 6), 0)
+    return where(x > 0, where(x < 6, x, 6), where(x <= 0, 0, stop_gradient(x)))  # NaN: NaN, derivative 0
 
 
 @op

@@ -23,6 +23,7 @@ from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom
 from ...staging.primitives import elementwise as E
+from ...staging.primitives.autodiff import stop_gradient
 from ...staging.primitives import reductions as R
 from ...tensor import Tensor
 from ._core import as_tensor, atom, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap
@@ -128,9 +129,19 @@ def arctan2(x: Operand, y: Operand) -> AnyTensor:
 
 
 def _cos_of_arcsin(a: Atom) -> Atom:
-    """``sqrt(1 - a²)`` as ``sqrt((1 - a)(1 + a))``: exact factors near ±1, where ``1 - a²`` would cancel."""
+    """``sqrt(1 - a²)`` as ``sqrt((1 - a)(1 + a))``: exact factors near ±1, where ``1 - a²`` would cancel. The
+    derivatives are those of ``1 - a²``: the product rule would meet ``sqrt``'s infinite slope at ±1 as
+    ``inf * 0`` (NaN), where arcsin' and arccos' are ±inf."""
     one = _c(1, a)
-    return _sqrt(E.mul(E.sub(one, a), E.add(one, a)))
+    fixed = stop_gradient(a)
+    return _sqrt(_with_derivatives(E.mul(E.sub(one, fixed), E.add(one, fixed)), E.sub(one, E.mul(a, a))))
+
+
+def _with_derivatives(value: Atom, smooth: Atom) -> Atom:
+    """``value`` (computed from stop-gradient operands), differentiated as ``smooth``, a formula for the same
+    function that is less accurate but whose derivatives stay finite: ``value + (smooth - smooth)``, where the
+    difference is exactly 0 wherever ``smooth`` is finite."""
+    return E.add(value, E.sub(smooth, stop_gradient(smooth)))
 
 
 @op
@@ -181,12 +192,14 @@ def hypot(x: Operand, y: Operand) -> AnyTensor:
 
 
 def _hypot(a: Atom, b: Atom) -> Atom:
-    a, b = E.abs(a), E.abs(b)
-    big, small = E.maximum(a, b), E.minimum(a, b)
+    # The operands are ordered by a comparison, which has no derivative, and keep their signs: ``abs``, ``max`` and
+    # ``min`` would put kinks (zero second derivatives) where hypot is smooth, at ``a == 0`` or ``|a| == |b|``.
+    a_bigger = bind(E.ge_p, E.abs(a), E.abs(b))
+    big, small = E.select(a_bigger, a, b), E.select(a_bigger, b, a)
     zero = E.eq(big, _c(0, big))
     safe = E.select(zero, E.scalar(1, big), big)  # both zero: 0 * sqrt(1 + 0), with a finite gradient
     ratio = E.div(small, safe)
-    out = E.mul(big, _sqrt(E.add(_c(1, ratio), E.mul(ratio, ratio))))
+    out = E.mul(E.abs(big), _sqrt(E.add(_c(1, ratio), E.mul(ratio, ratio))))
     return E.select(_or(_isinf(a), _isinf(b)), E.scalar(math.inf, out), out)
 
 
@@ -202,7 +215,10 @@ def _sinc(a: Atom) -> Atom:
     y = E.mul(a, _c(math.pi, a))
     small = E.lt(E.abs(y), _c(1e-2, y))
     safe = E.select(small, E.scalar(1, y), y)
-    y2 = E.mul(y, y)
+    # The polynomial reads ``y`` only where it is chosen: for large ``y`` it overflows, and ``select`` would send
+    # its derivative a zero cotangent that ``0 * inf`` turns into NaN.
+    y_small = E.select(small, y, E.scalar(0, y))
+    y2 = E.mul(y_small, y_small)
     # 1 - y²/6 + y⁴/120: the next term, y⁶/5040, is below half an ulp of 1 in float64 for |y| < 1e-2.
     taylor = E.sub(_c(1, y), E.mul(E.div(y2, _c(6, y)), E.sub(_c(1, y), E.div(y2, _c(20, y)))))
     n = bind(E.round_p, a)
@@ -262,7 +278,7 @@ def _odd_series(s2: Atom, coefficients: list[float]) -> Atom:
 def cosh(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     """Hyperbolic cosine, finite up to the largest cosh the dtype holds (``exp(|x|/2)²/2`` near overflow)."""
     a = float_operand("cosh", x).atom
-    m = E.abs(a)
+    m = E.select(E.lt(a, _c(0, a)), E.neg(a), a)  # |x| that keeps cosh''(0) = 1 (abs has no derivative at 0)
     moderate = E.lt(m, _c(_overflow_threshold(a), m))
     e = E.exp(E.select(moderate, m, _c(0, m)))
     near = E.add(E.mul(_c(0.5, e), e), E.div(_c(0.5, e), e))
@@ -293,11 +309,15 @@ def arcsinh(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 
 @op
 def arccosh(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    """Inverse hyperbolic cosine: ``log1p(t + sqrt(t (t + 2)))`` for ``t = x - 1`` (exact near 1); NaN below 1."""
+    """Inverse hyperbolic cosine: ``log1p(t + sqrt(t (t + 2)))`` for ``t = x - 1`` (exact near 1); NaN below 1.
+    ``t (t + 2)`` is differentiated as ``x² - 1``: the product rule would give NaN (``inf * 0``) at 1, not inf."""
     a = float_operand("arccosh", x).atom
     moderate = E.lt(a, _c(_large_argument(a), a))
-    t = E.sub(E.select(moderate, a, _c(1, a)), _c(1, a))
-    near = _log1p(E.add(t, _sqrt(E.mul(t, E.add(t, _c(2, t))))))
+    near_one = E.select(moderate, a, _c(1, a))
+    t = E.sub(near_one, _c(1, a))
+    fixed = stop_gradient(t)
+    square = _with_derivatives(E.mul(fixed, E.add(fixed, _c(2, t))), E.sub(E.mul(near_one, near_one), _c(1, a)))
+    near = _log1p(E.add(t, _sqrt(square)))
     far = E.add(E.log(E.select(moderate, _c(1, a), a)), _c(math.log(2.0), a))
     out = E.select(moderate, near, far)
     return wrap(E.select(E.lt(a, _c(1, a)), E.scalar(math.nan, out), out))  # x < -1 would pass the formulas
@@ -305,11 +325,16 @@ def arccosh(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
 
 @op
 def arctanh(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    """Inverse hyperbolic tangent: ``log1p(2m / (1 - m)) / 2`` for ``m = |x|``; ±inf at ±1, NaN beyond."""
+    """Inverse hyperbolic tangent: ``log1p(2m / (1 - m)) / 2`` for ``m = |x|``; ±inf at ±1, NaN beyond. At 1 it is
+    ``-log1p(-m) / 2`` instead, whose derivative is inf there too (the quotient's is ``0 / 0``)."""
     a = float_operand("arctanh", x).atom
     m = E.abs(a)
-    inner = E.div(E.add(m, m), E.sub(_c(1, m), m))
-    return wrap(_odd(a, E.mul(_log1p(inner), _c(0.5, m))))
+    one = _c(1, m)
+    at_one = E.eq(m, one)
+    inside = E.select(at_one, _c(0, m), m)  # so the unused quotient's derivative stays finite
+    inner = E.div(E.add(inside, inside), E.sub(one, inside))
+    edge = E.mul(_log1p(E.neg(m)), _c(-0.5, m))
+    return wrap(_odd(a, E.select(at_one, edge, E.mul(_log1p(inner), _c(0.5, m)))))
 
 
 # ------------------------------------------------------------------------------------ exponentials
@@ -348,19 +373,21 @@ def _logaddexp2(a: Atom, b: Atom) -> Atom:
 
 
 def _max_and_gap(a: Atom, b: Atom) -> tuple[Atom, Atom]:
-    """``max(a, b)`` and ``-|a - b|``, the gap taken as 0 where ``a == b`` (equal infinities would give NaN, which
-    the caller discards but a gradient would carry)."""
-    diff = E.sub(a, b)
-    diff = E.select(E.eq(a, b), E.scalar(0, diff), diff)
-    return E.maximum(a, b), E.neg(E.abs(diff))
+    """``max(a, b)`` and ``min(a, b) - max(a, b)``, picked by a comparison (no derivative): ``big + f(gap)`` is then
+    differentiated as the smooth ``a + f(b - a)`` or ``b + f(a - b)``, ties included, where ``max`` and ``|a - b|``
+    have kinks that lose the second derivative. Equal infinities give gap 0, not the NaN a gradient would carry."""
+    a_bigger = bind(E.ge_p, a, b)
+    big, small = E.select(a_bigger, a, b), E.select(a_bigger, b, a)
+    same_infinity = _and(E.eq(a, b), _isinf(a))
+    return big, E.select(same_infinity, E.scalar(0, a), E.sub(small, big))
 
 
 def _tied(a: Atom, b: Atom, offset: float, general: Atom) -> Atom:
-    """``general``, except ``a + offset`` where ``a == b``: exact there, as NumPy. ``(b - a) / 2`` (0 there, and
-    kept finite for equal infinities) is added so the gradient splits evenly between the operands."""
-    diff = E.sub(b, a)
-    even = E.mul(E.select(bind(E.is_finite_p, diff), diff, E.scalar(0, diff)), _c(0.5, diff))
-    return E.select(E.eq(a, b), E.add(E.add(a, _c(offset, a)), even), general)
+    """``general``, except exactly ``a + offset`` where ``a == b`` (finite), as NumPy; differentiated as
+    ``general`` there too (its derivatives split evenly between the operands)."""
+    tie = _and(E.eq(a, b), bind(E.is_finite_p, a))
+    exact = E.add(stop_gradient(a), _c(offset, a))
+    return E.select(tie, _with_derivatives(exact, general), general)
 
 
 @op

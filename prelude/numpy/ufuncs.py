@@ -116,7 +116,8 @@ def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]
     wraps; float division by zero gives ±inf or NaN."""
     a, b = elementwise_operands("floor_divide", x, y)
     if _dt.is_float(a.aval.dtype):
-        return wrap(_in_f32(_float_floor_divide, a, b))  # halves in float32, rounded once: NumPy's results
+        # Piecewise constant: no derivative (as JAX), where the formula's division would pass one through at 0.
+        return wrap(stop_gradient(_in_f32(_float_floor_divide, a, b)))  # halves in f32, rounded once: NumPy's
     quotient = E.div(a, b)  # truncates toward zero
     if not _dt.is_signed(a.aval.dtype):
         return wrap(_zero_where_divisor_zero(b, quotient))

@@ -290,14 +290,14 @@ def _broadcast_tangent(t: MaybeZero, out: Atom) -> MaybeZero:
     return _as_shaped(t, out)
 
 
-def _max_min_rule(pick_first: Callable[[Atom, Atom], Atom]) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """max/min: the derivative follows the chosen operand; ties split evenly (as JAX does)."""
+def _max_min_rule() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """max/min: the derivative follows the operand equal to the result; ties split evenly, and where the result
+    is a NaN that neither operand equals (one of them is NaN) neither gets any, as in JAX."""
 
     def weights(x: Atom, y: Atom, out: Atom) -> tuple[Atom, Atom]:
-        xs, ys = _as_shaped(x, out), _as_shaped(y, out)
+        x_won, y_won = eq(_as_shaped(x, out), out), eq(_as_shaped(y, out), out)
         one, half, zero = S.full_like(out, 1), S.full_like(out, 0.5), S.full_like(out, 0)
-        wx = select(eq(xs, ys), half, select(pick_first(xs, ys), one, zero))
-        return wx, sub(one, wx)
+        return select(x_won, select(y_won, half, one), zero), select(y_won, select(x_won, half, one), zero)
 
     def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
         out = outs[0]
@@ -315,8 +315,8 @@ def _max_min_rule(pick_first: Callable[[Atom, Atom], Atom]) -> tuple[Callable[..
     return jvp, _binary_vjp(partials)
 
 
-max_p.jvp, max_p.vjp = _max_min_rule(lambda x, y: gt(x, y))
-min_p.jvp, min_p.vjp = _max_min_rule(lambda x, y: lt(x, y))
+max_p.jvp, max_p.vjp = _max_min_rule()
+min_p.jvp, min_p.vjp = _max_min_rule()
 
 atan2_p = _binary("atan2", FLOAT, "floating-point")
 
@@ -393,7 +393,8 @@ sign_p = _unary("sign", NUMERIC, "numeric", None)
 floor_p = _unary("floor", FLOAT, "floating-point", None)
 ceil_p = _unary("ceil", FLOAT, "floating-point", None)
 round_p = _unary("round", FLOAT, "floating-point", None)  # half to even, as NumPy
-cbrt_p = _unary("cbrt", FLOAT, "floating-point", lambda x, y: div(scalar(1, y), mul(scalar(3, y), mul(y, y))))
+# 1 / (3 y²) as y⁻² / 3: differentiating ``mul(y, y)`` at 0 would meet the infinite outer slope as ``inf * 0``.
+cbrt_p = _unary("cbrt", FLOAT, "floating-point", lambda x, y: mul(integer_pow(y, -2), scalar(1 / 3, y)))
 # erf and its inverse: XLA expands them (CHLO ops) into rational approximations per dtype. Measured against SciPy:
 # erf within 4.3 ulps in f32 and 2 in f64; erf_inv within 7 ulps in f32 and 21 in f64 on |x| <= 0.999, but
 # only to ~1e-10 relative in f64 as |x| -> 1 (1 - 1e-8: 5e5 ulps). A composition of other primitives would need

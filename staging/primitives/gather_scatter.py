@@ -6,8 +6,8 @@ scattering back, a scatter's VJP gives dropped updates a zero cotangent).
 
 Scatter combiners: ``set`` (with duplicate indices one update wins, as in XLA), ``add``, ``mul``, ``min``,
 ``max`` (duplicates accumulate). Derivatives of ``set`` are exact even with duplicates: the winners are found by
-scattering update ids. Those of ``min``/``max`` split ties evenly; those of ``mul`` divide by the updates (exact
-for nonzero updates, as for reduce_prod).
+scattering update ids. Those of ``min``/``max`` split ties evenly; those of ``mul`` are exact with zero updates
+too, as for reduce_prod.
 """
 
 from __future__ import annotations
@@ -328,6 +328,19 @@ def _extremum_weights(operand: Atom, indices: Atom, updates: Atom, out: Atom, dn
     return _where(op_wins, share), _where(upd_wins, _read_back(share, indices, updates.aval, dn))
 
 
+def _mul_update_partials(operand: Atom, indices: Atom, updates: Atom, out: Atom, dn: ScatterDims) -> Atom:
+    """d out / d update for a ``mul`` scatter: the operand element times the other updates to the same element.
+    That is ``out / update`` for a nonzero update; for a zero one it is the product of the rest when it is its
+    element's only zero update, else 0 (``out / update`` would be ``0 / 0``)."""
+    is_zero_update = E.eq(updates, S.full_like(updates, 0))
+    nonzero = E.select(is_zero_update, S.full_like(updates, 1), updates)
+    zeros = scatter(S.zeros(operand.aval), indices, _where(is_zero_update, S.full_like(updates, 1)), dn, "add")
+    rest = scatter(operand, indices, nonzero, dn, "mul")  # the operand times the nonzero updates
+    only_zero = E.select(E.eq(zeros, S.full_like(zeros, 1)), rest, S.full_like(rest, 0))
+    return E.select(is_zero_update, _read_back(only_zero, indices, updates.aval, dn),
+                    E.div(_read_back(out, indices, updates.aval, dn), nonzero))
+
+
 @scatter_p.def_jvp
 def _scatter_jvp(
     primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *,
@@ -350,8 +363,9 @@ def _scatter_jvp(
         if not is_zero(t_op):
             total = scatter(t_op, indices, updates, dn, "mul")  # type: ignore[arg-type]
         if not is_zero(t_upd):
-            rel = scatter(S.zeros(operand.aval), indices, E.div(t_upd, updates), dn, "add")  # type: ignore[arg-type]
-            total = E.add_tangents(total, E.mul(out, rel))
+            partials = _mul_update_partials(operand, indices, updates, out, dn)
+            moved = scatter(S.zeros(operand.aval), indices, E.mul(t_upd, partials), dn, "add")  # type: ignore[arg-type]
+            total = E.add_tangents(total, moved)
         return (total,)
     w_op, w_upd = _extremum_weights(operand, indices, updates, out, dn)
     result = E.mul(S.instantiate(t_op), w_op)
@@ -379,7 +393,8 @@ def _scatter_vjp(
         ct_upd = _where(won, _read_back(ct, indices, updates.aval, dn))
     elif combiner == "mul":
         ct_op = scatter(ct, indices, updates, dn, "mul")
-        ct_upd = _where(inside, E.div(_read_back(E.mul(ct, out), indices, updates.aval, dn), updates))
+        partials = _mul_update_partials(operand, indices, updates, out, dn)
+        ct_upd = _where(inside, E.mul(_read_back(ct, indices, updates.aval, dn), partials))
     else:
         w_op, w_upd = _extremum_weights(operand, indices, updates, out, dn)
         ct_op = E.mul(ct, w_op)
