@@ -228,6 +228,10 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __invert__(self) -> Tensor[DT, Unpack[Shape]]:
         return _tnp.invert(self)
 
+    def __round__(self, ndigits: int | None = None) -> Tensor[DT, Unpack[Shape]]:
+        """``round(x, n)``: ``tnp.round`` (half to even), a tensor as with JAX arrays, also without ``n``."""
+        return _tnp.round(self, 0 if ndigits is None else ndigits)
+
     @overload
     def __and__(self, other: Tensor[DT, Unpack[Shape]] | Tensor[DT] | bool | int) -> Tensor[DT, Unpack[Shape]]: ...
     @overload

@@ -174,6 +174,12 @@ def test_scalar_protocols_match_numpy() -> None:
             assert got == want or (got[0] == want[0] == "error"), (value, fn, got, want)
     assert ts.asarray(np.arange(6, dtype=np.int32)).item(4) == 4
     assert [1, 2, 3][ts.asarray(np.int64(2))] == 3
+    # round() as NumPy's round (half to even), giving an Array as with JAX
+    halves = np.float32([1.56, 2.5, -0.5, 3.5])
+    for digits in (None, 0, 1):
+        got = round(ts.asarray(halves), digits)
+        assert type(got) is ts.Array
+        np.testing.assert_array_equal(np.asarray(got), np.round(halves, digits or 0))
 
 
 def test_repr_str() -> None:
