@@ -42,13 +42,14 @@ TYPED_LEAVES: frozenset[type] = frozenset({Spec, Array})
 
 def static_key(leaf: Any) -> Hashable:
     if type(leaf) is StaticArgument:
-        return hashable_static_key(leaf.value, "static argument (static_argnums)")
+        return hashable_static_key(leaf.value, "static argument (static_argnums/static_argnames)")
     # Every other non-array leaf is static too (a set, a string, an object), so say why it must hash.
     return hashable_static_key(leaf, "non-array argument (a static value, part of the cache key)")
 
 
 class StaticArgument:
-    """Wraps a ``static_argnums`` argument so it is one pytree leaf (its value keys the cache)."""
+    """Wraps a ``static_argnums``/``static_argnames`` argument so it is one pytree leaf (its value keys the
+    cache)."""
 
     __slots__ = ("value",)
 

@@ -64,7 +64,11 @@ def hashable_static_key(value: Any, what: str) -> Hashable:
 
 
 def call_key(
-    args: tuple[Any, ...], kwargs: dict[str, Any], static_argnums: frozenset[int], scalars_dynamic: bool
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    static_argnums: frozenset[int],
+    scalars_dynamic: bool,
+    static_argnames: frozenset[str] = frozenset(),
 ) -> tuple[tuple[Hashable, ...], list[Any]]:
     """``(key, dynamic leaves)`` for ``fn(*args, **kwargs)``; raises ``Unsupported`` for unusual arguments."""
     parts: list[Hashable] = [len(args)]
@@ -86,7 +90,10 @@ def call_key(
         names = tuple(sorted(kwargs))
         parts.append((dict, names))
         for name in names:
-            _visit(kwargs[name], parts, dynamic, scalars_dynamic)
+            if name in static_argnames:
+                parts.append((_STATIC, static_key(kwargs[name])))
+            else:
+                _visit(kwargs[name], parts, dynamic, scalars_dynamic)
     return tuple(parts), dynamic
 
 

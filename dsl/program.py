@@ -11,7 +11,7 @@ import functools
 import inspect
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from . import pytree
@@ -54,6 +54,7 @@ class Program(Generic[P, R]):
         donate_argnums: Sequence[int] = (),
         device: str = "cpu",
         cache_size: int = _DEFAULT_CACHE_SIZE,
+        static_argnames: str | Iterable[str] = (),
         scalars_dynamic: bool = True,
         check_annotations: bool = True,
         compiler_options: backend.CompilerOptions | None = None,
@@ -63,7 +64,9 @@ class Program(Generic[P, R]):
         self.name: str = name or str(getattr(fn, "__name__", "program"))
         if not callable(fn):
             raise TypeError(f"program: expected a function, got {type(fn).__name__} {fn!r:.60}")
-        self.static_argnums = _normalized_argnums(fn, static_argnums, "static_argnums")
+        self.static_argnums, self.static_argnames = _static_arguments(
+            fn, _normalized_argnums(fn, static_argnums, "static_argnums"), static_argnames
+        )
         self.donate_argnums = _normalized_argnums(fn, donate_argnums, "donate_argnums")
         if set(self.static_argnums) & set(self.donate_argnums):
             raise ValueError(f"{self.name}: an argument cannot be both static and donated: "
@@ -100,7 +103,7 @@ class Program(Generic[P, R]):
                 if compiled is not None:
                     return compiled.run_buffers(buffers, args)  # type: ignore[no-any-return]
         try:
-            key, dynamic = call_key(args, kwargs, self._static_set, self.scalars_dynamic)
+            key, dynamic = call_key(args, kwargs, self._static_set, self.scalars_dynamic, self.static_argnames)
             compiled = self._dispatch.get(key)
         except (Unsupported, TypeError):  # TypeError: an unhashable static; the general path explains it
             return self._call_general(args, kwargs, None)
@@ -110,7 +113,7 @@ class Program(Generic[P, R]):
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Hashable | None) -> R:
         """Flatten, look up (or stage and compile) by signature, validate every argument, run."""
-        leaves, treedef = pytree.flatten((self._mark_static(args), kwargs))
+        leaves, treedef = pytree.flatten(self._mark_static(args, kwargs))
         try:
             signature = Signature(treedef, leaves, self.scalars_dynamic)
         except (TypeError, ValueError) as exc:  # an unsupported dtype, an unhashable static, an int out of range
@@ -127,10 +130,15 @@ class Program(Generic[P, R]):
             self._dispatch[key] = compiled
         return out  # type: ignore[no-any-return]
 
-    def _mark_static(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        if not self.static_argnums:
-            return args
-        return tuple(StaticArgument(a) if i in self.static_argnums else a for i, a in enumerate(args))
+    def _mark_static(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``(args, kwargs)`` with the static ones wrapped, so each is one leaf whose value keys the cache."""
+        if self.static_argnums:
+            args = tuple(StaticArgument(a) if i in self.static_argnums else a for i, a in enumerate(args))
+        if self.static_argnames and kwargs:
+            kwargs = {k: StaticArgument(v) if k in self.static_argnames else v for k, v in kwargs.items()}
+        return args, kwargs
 
     def _compile_for(self, signature: Signature, leaves: Sequence[Any]) -> Compiled[P, R]:
         if self._cache:
@@ -196,7 +204,7 @@ class Program(Generic[P, R]):
                 if tree is None:
                     raise TypeError(f"stage(): parameter {name!r} has no Tensor annotation; pass an example for it")
                 args.append(build_from_specs(tree, lambda spec, where: Spec(*_spec_shape(binder, spec, where)), name))
-        leaves, treedef = pytree.flatten((self._mark_static(tuple(args)), {}))
+        leaves, treedef = pytree.flatten(self._mark_static(tuple(args), {}))
         signature = Signature(treedef, leaves, self.scalars_dynamic)
         return self._stage_signature(signature, leaves, loc, dims, annotations)
 
@@ -288,6 +296,32 @@ def _normalized_argnums(fn: Callable[..., Any], argnums: Sequence[int] | int, wh
     return tuple(sorted(set(out)))
 
 
+def _static_arguments(
+    fn: Callable[..., Any], argnums: tuple[int, ...], argnames: str | Iterable[str]
+) -> tuple[tuple[int, ...], frozenset[str]]:
+    """The static positions and names, each completed from the other as in JAX: a parameter named in
+    ``static_argnames`` is static when passed by position too, and one at a ``static_argnums`` position when
+    passed by name. A name ``fn`` does not have (and no ``**kwargs`` would take) is an error."""
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"static_argnames must be strings, got {argnames!r}")
+    if not names and not argnums:
+        return (), frozenset()
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return argnums, frozenset(names)
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    by_keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if not any(p.kind is p.VAR_KEYWORD for p in params):
+        unknown = [n for n in names if n not in by_keyword]
+        if unknown:
+            raise ValueError(f"static_argnames={names}: {_name(fn)} has no keyword parameter {unknown[0]!r}")
+    positions = set(argnums) | {positional.index(n) for n in names if n in positional}
+    named = set(names) | {positional[i] for i in argnums if i < len(positional) and positional[i] in by_keyword}
+    return tuple(sorted(positions)), frozenset(named)
+
+
 def _positional_count(fn: Callable[..., Any]) -> int | None:
     """How many positional parameters ``fn`` takes, or None for ``*args`` (or a signature Python cannot read)."""
     try:
@@ -318,7 +352,10 @@ def _shown(key: Any) -> str:
 
 def _unwrap_static(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
-        return fn(*(a.value if isinstance(a, StaticArgument) else a for a in args), **kwargs)
+        return fn(
+            *(a.value if isinstance(a, StaticArgument) else a for a in args),
+            **{k: v.value if isinstance(v, StaticArgument) else v for k, v in kwargs.items()},
+        )
 
     return call
 
@@ -371,6 +408,7 @@ def program(
     device: str = "cpu",
     name: str | None = None,
     compiler_options: backend.CompilerOptions | None = None,
+    static_argnames: str | Iterable[str] = (),
 ) -> Callable[[Callable[P, R]], Program[P, R]]: ...
 def program(
     fn: Callable[P, R] | None = None,
@@ -381,8 +419,12 @@ def program(
     device: str = "cpu",
     name: str | None = None,
     compiler_options: backend.CompilerOptions | None = None,
+    static_argnames: str | Iterable[str] = (),
 ) -> Program[P, R] | Callable[[Callable[P, R]], Program[P, R]]:
     """Make a typed Python function a Program (use as ``@ts.program`` or ``@ts.program(donate_argnums=...)``).
+
+    ``static_argnums`` / ``static_argnames``: arguments that are Python values, not arrays (a new value stages and
+    compiles again); each completes the other, as in JAX. Non-array leaves other than numbers are static anyway.
 
     ``compiler_options`` are XLA debug options for every compile of this program, named as in ``XLA_FLAGS``
     without the dashes (``{"xla_cpu_experimental_ynn_fusion_type": ""}``, say); see ``Staged.compile``."""
@@ -390,7 +432,7 @@ def program(
     def make(f: Callable[P, R]) -> Program[P, R]:
         return Program(
             f, static_argnums=static_argnums, donate_argnums=donate_argnums, device=device, name=name,
-            compiler_options=compiler_options,
+            compiler_options=compiler_options, static_argnames=static_argnames,
         )
 
     return make(fn) if fn is not None else make

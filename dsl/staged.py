@@ -138,7 +138,7 @@ class Compiled(Generic[P, R]):
         program = self.staged.program
         try:
             key: Hashable | None
-            key, dynamic = call_key(args, kwargs, program._static_set, program.scalars_dynamic)
+            key, dynamic = call_key(args, kwargs, program._static_set, program.scalars_dynamic, program.static_argnames)
             if key in self._validated:
                 return self.run(dynamic)  # type: ignore[no-any-return]
         except (Unsupported, TypeError):
@@ -149,7 +149,7 @@ class Compiled(Generic[P, R]):
         return out
 
     def _call_checked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
-        leaves, treedef = pytree.flatten((self.staged.program._mark_static(args), kwargs))
+        leaves, treedef = pytree.flatten(self.staged.program._mark_static(args, kwargs))
         if treedef != self._signature.treedef:
             raise TypeError(
                 f"{self.staged.program.name}: argument structure {treedef!r} does not match the compiled "

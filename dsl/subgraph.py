@@ -162,5 +162,6 @@ def as_program(body: Callable[..., Any], fn: Callable[..., Any], name: str) -> P
     body.__annotations__ = annotations
     body.__name__ = name
     body.__qualname__ = name
-    static = fn.static_argnums if isinstance(fn, Program) else ()
-    return Program(body, name=name, static_argnums=static)
+    if not isinstance(fn, Program):
+        return Program(body, name=name)
+    return Program(body, name=name, static_argnums=fn.static_argnums, static_argnames=fn.static_argnames)

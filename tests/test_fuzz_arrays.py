@@ -466,13 +466,40 @@ def test_static_and_donated_argnums() -> None:
         ts.program(static_argnums=(-1,))(lambda *a: a[0])
     with pytest.raises(ValueError, match=r"both static and donated"):
         ts.program(static_argnums=(1,), donate_argnums=(-1,))(scale)
-    with pytest.raises(TypeError, match=r"static argument \(static_argnums\) \[3\] must be hashable, but list"):
+    unhashable = r"static argument \(static_argnums/static_argnames\) \[3\] must be hashable, but list"
+    with pytest.raises(TypeError, match=unhashable):
         last(x, [3])
     plain = ts.program(scale)
     with pytest.raises(TypeError, match=r"non-array argument .* \{3\} must be hashable, but set is not"):
         plain(x, {3})
     varargs = ts.program(static_argnums=(2,))(lambda *a: a[0] * a[2])
     _same(varargs(x, None, 5), np.float32([5, 10]))
+
+
+def test_static_argnames() -> None:
+    """``static_argnames`` as in JAX: keyword arguments held static (Python control flow may read them), and each
+    of ``static_argnums``/``static_argnames`` completes the other through the signature."""
+
+    def repeat(x: Any, n: int, *, mode: str = "sum") -> Any:
+        for _ in range(n):  # needs a Python int: a traced n would be a ConcretizationError
+            x = x * 2
+        return tnp.sum(x) if mode == "sum" else tnp.max(x)
+
+    x = np.float32([1.0, 2.0])
+    by_name = ts.program(repeat, static_argnames=("n", "mode"))
+    assert by_name.static_argnums == (1,) and by_name.static_argnames == {"n", "mode"}
+    for call, want in ((lambda: by_name(x, 3), 24.0), (lambda: by_name(x, n=2), 12.0),
+                       (lambda: by_name(x, 2, mode="max"), 8.0), (lambda: by_name(x, n=1, mode="max"), 4.0)):
+        assert float(np.asarray(call())) == want
+    by_position = ts.program(repeat, static_argnums=1)
+    assert by_position.static_argnames == {"n"} and float(np.asarray(by_position(x, n=3))) == 24.0
+    with pytest.raises(ValueError, match="no keyword parameter 'count'"):
+        ts.program(repeat, static_argnames="count")
+    with pytest.raises(ts.ConcretizationError):
+        ts.program(repeat)(x, n=2)  # without it, n is traced
+    compiled = by_name.stage(x, 3).compile()
+    with pytest.raises(TypeError, match="static argument 4 differs from 3"):
+        compiled(x, 4)
 
 
 def test_call_forms_and_recompile_reasons() -> None:
