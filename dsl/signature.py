@@ -142,7 +142,14 @@ class DimBinder:
 
     def __init__(self, given: dict[str, int], loc: SourceLoc | None) -> None:
         for name, size in given.items():
-            if type(size) is not int and not isinstance(size, np.integer) or size < 0:
+            if type(size) is not int and not isinstance(size, np.integer):
+                raise TypeError(
+                    f"stage(): keyword arguments are dim sizes by name (stage(Batch=32)), but {name}= got "
+                    f"{type(size).__name__} {size!r:.60}; pass example arguments by position (for a keyword-only "
+                    "parameter, call the program: it stages on first use)"
+                    + (f"\n  at {loc}" if loc is not None else "")
+                )
+            if size < 0:
                 raise ShapeError(f"dim {name}={size!r} must be a non-negative int", "stage", loc)
         self.sizes: dict[str, int] = {name: int(size) for name, size in given.items()}
         self.origin: dict[str, str] = {name: f"stage({name}={size})" for name, size in given.items()}

@@ -497,6 +497,8 @@ def test_static_argnames() -> None:
         ts.program(repeat, static_argnames="count")
     with pytest.raises(ts.ConcretizationError):
         ts.program(repeat)(x, n=2)  # without it, n is traced
+    with pytest.raises(TypeError, match=r"keyword arguments are dim sizes by name .* but mode= got str"):
+        by_name.stage(x, 3, mode="max")  # stage(**dims): example arguments go by position
     compiled = by_name.stage(x, 3).compile()
     with pytest.raises(TypeError, match="static argument 4 differs from 3"):
         compiled(x, 4)
