@@ -18,8 +18,11 @@ from .mypy_shapes import (
     Shaped,
     ShapeFailure,
     axis_items,
+    carried_names,
+    check_groups,
     compare,
     dim_class,
+    dim_class_name,
     dim_name,
     fixed_size,
     is_one,
@@ -29,6 +32,7 @@ from .mypy_shapes import (
     resolve_axes,
     show,
     symbol,
+    unify,
 )
 
 
@@ -92,7 +96,7 @@ def _flatten_items(args: list[tuple[Type, object]]) -> list[tuple[Type, object]]
     return args
 
 
-def _dim_of_item(typ: Type, expr: object) -> Type | None | str:
+def _dim_of_item(typ: Type, expr: object, int_type: Instance) -> Type | None | str:
     """A reshape target item: a Dim class, a literal int (-1 gives None), or 'unknown'."""
     cls = dim_class(typ)
     if cls is not None:
@@ -103,34 +107,29 @@ def _dim_of_item(typ: Type, expr: object) -> Type | None | str:
     n = items[0].position
     if n == -1:
         return None
-    return LiteralType(n, _int_type(typ))
-
-
-def _int_type(typ: Type) -> Instance:
-    t = get_proper_type(typ)
-    if isinstance(t, Instance) and t.type.fullname == "builtins.int":
-        return t.copy_modified(last_known_value=None)
-    if isinstance(t, LiteralType):
-        return t.fallback
-    raise ShapeFailure("internal: not an int")
+    return LiteralType(n, int_type)
 
 
 def _reshape_rule(call: Call) -> Dims | None:
     assert call.operand.dims is not None
     items = _flatten_items(call.args)
     new: list[Type | None] = []
+    int_type = call.ctx.api.named_generic_type("builtins.int", [])
     for typ, expr in items:
-        d = _dim_of_item(typ, expr)
+        d = _dim_of_item(typ, expr, int_type)
         if isinstance(d, str):
             return None
         new.append(d)
-    reshape(call.op, call.operand.dims, new)
+    segments = reshape(call.op, call.operand.dims, new)
     any_t = AnyType(TypeOfAny.special_form)
-    return [d if d is not None else _rest(call.operand.dims, new) or any_t for d in new]
+    dims = [d if d is not None else _rest(call.operand.dims, new, int_type) or any_t for d in new]
+    given = [dim_class(typ) is not None for typ, _ in items]
+    check_groups(call.op, call.operand.dims, dims, segments)
+    return carried_names(call.operand.dims, dims, given, segments)
 
 
-def _rest(old: Dims, new: list[Type | None]) -> Type | None:
-    """The dim a ``-1`` stands for, when it is a single named dim or a constant."""
+def _rest(old: Dims, new: list[Type | None], int_type: Instance) -> Type | None:
+    """The size a ``-1`` stands for, when every size is known."""
     a, b = Monomial.of(old), Monomial.of([d for d in new if d is not None])
     if a.unknown or b.unknown or b.symbols - a.symbols:
         return None
@@ -139,11 +138,8 @@ def _rest(old: Dims, new: list[Type | None]) -> Type | None:
         return None
     factor = a.constant // b.constant
     if not left and factor:
-        return None  # a plain number; leave the dim open (its Literal type would need an int instance)
-    if sum(left.values()) == 1 and factor == 1:
-        name = next(iter(left))
-        return next(d for d in old if symbol(d) == name)
-    return None
+        return LiteralType(factor, int_type)
+    return None  # a named remainder: whether the axis keeps a dim's name is carried_names' call
 
 
 def _axes_of(items: Sequence[tuple[Type, object]]) -> list[Axis] | None:
@@ -190,7 +186,7 @@ def _expand_dims_rule(call: Call) -> Dims | None:
     if len({p % rank for p in positions}) != len(positions):
         raise ShapeFailure(f"{call.op}: repeated axis for {show(dims)}")
     out: list[Type | None] = list(dims)
-    one_t = LiteralType(1, _int_type(call.args[0][0])) if call.args else None
+    one_t = LiteralType(1, call.ctx.api.named_generic_type("builtins.int", []))
     for p in sorted(p % rank for p in positions):
         out.insert(p, one_t)
     return [d if d is not None else AnyType(TypeOfAny.special_form) for d in out]
@@ -212,8 +208,8 @@ def _transpose_rule(call: Call) -> Dims | None:
     dims = call.operand.dims
     assert dims is not None
     items = _flatten_items(call.args)
-    if not items or isinstance(get_proper_type(items[0][0]), NoneType):
-        return list(reversed(dims))
+    if not call.args or (items and isinstance(get_proper_type(items[0][0]), NoneType)):
+        return list(reversed(dims))  # no axes (an explicit empty tuple is a permutation of rank 0 only)
     perm = _permutation(call, items)
     return None if perm is None else [dims[p] for p in perm]
 
@@ -224,7 +220,11 @@ def _swapaxes_rule(call: Call) -> Dims | None:
     axes = _axes_of(call.args)
     if axes is None:
         return None
-    a, b = resolve_axes(call.op, axes, dims, show(dims)) if axes[0] != axes[1] else (0, 0)
+    if len(axes) != 2:
+        return None
+    # each axis on its own: swapaxes(0, -1) of a rank-1 tensor swaps an axis with itself, as in NumPy
+    (a,) = resolve_axes(call.op, axes[:1], dims, show(dims))
+    (b,) = resolve_axes(call.op, axes[1:], dims, show(dims))
     out = list(dims)
     out[a], out[b] = out[b], out[a]
     return out
@@ -340,6 +340,7 @@ def _concatenate(ctx: FunctionContext) -> Type:
         if any(p.dims is None or len(p.dims) != len(first) for p in parts):
             raise ShapeFailure(f"{op}: operands {shown} have different ranks")
         (axis,) = resolve_axes(op, axes, first, show(first))
+        dims = list(first)
         for p in parts[1:]:
             assert p.dims is not None
             for i, (a, b) in enumerate(zip(first, p.dims)):
@@ -347,13 +348,13 @@ def _concatenate(ctx: FunctionContext) -> Type:
                     raise ShapeFailure(
                         f"{op}: {shown} differ off the joined axis {axis}: {dim_name(a)} vs {dim_name(b)}"
                     )
+            dims = [unify(a, b) for a, b in zip(dims, p.dims)]
         sizes = [fixed_size(p.dims[axis]) for p in parts if p.dims is not None]
     except ShapeFailure as failure:
         return report_shape_error(ctx.api, failure, ctx.context)
     joined: Type = AnyType(TypeOfAny.special_form)
     if all(s is not None for s in sizes):
         joined = LiteralType(sum(s for s in sizes if s is not None), ctx.api.named_generic_type("builtins.int", []))
-    dims = list(first)
     dims[axis] = joined
     return tensor_type(ctx.api, parts[0].dtype, dims, ctx.default_return_type)
 
@@ -366,16 +367,19 @@ def _stack(ctx: FunctionContext) -> Type:
     op = call_name(ctx.context, "stack")
     first = parts[0].dims
     assert first is not None
+    rank = len(first) + 1
+    dims = list(first)
     try:
         for p in parts[1:]:
             assert p.dims is not None
             if len(p.dims) != len(first) or any(compare(a, b) == "differ" for a, b in zip(first, p.dims)):
                 raise ShapeFailure(f"{op}: operands {' and '.join(show(q.dims) for q in parts)} differ")
+            dims = [unify(a, b) for a, b in zip(dims, p.dims)]
+        if not -rank <= axes[0].position < rank:
+            raise ShapeFailure(f"{op}: axis {axes[0].position} is out of range for a result of rank {rank}")
     except ShapeFailure as failure:
         return report_shape_error(ctx.api, failure, ctx.context)
-    rank = len(first) + 1
-    position = axes[0].position % rank if -rank <= axes[0].position < rank else 0
-    dims = list(first)
+    position = axes[0].position % rank
     dims.insert(position, LiteralType(len(parts), ctx.api.named_generic_type("builtins.int", [])))
     return tensor_type(ctx.api, parts[0].dtype, dims, ctx.default_return_type)
 
@@ -401,11 +405,15 @@ def _einsum(ctx: FunctionContext) -> Type:
                 raise ShapeFailure(f"einsum: term {term!r} of {spec!r} has {len(term)} letters for {show(s.dims)}")
             for letter, d in zip(term, s.dims):
                 seen = bound.setdefault(letter, d)
-                if compare(seen, d) == "differ":
+                if _einsum_stretches(seen, d):
+                    bound[letter] = seen if is_one(d) else d  # NumPy's einsum stretches a size-1 axis
+                elif compare(seen, d) == "differ":
                     raise ShapeFailure(
                         f"einsum: {letter!r} in {spec!r} is {dim_name(seen)} in one operand and {dim_name(d)} in "
                         f"{show(s.dims)}"
                     )
+                else:
+                    bound[letter] = unify(seen, d)  # staging names the letter's axis by whichever use has a name
         missing = [c for c in output if c not in bound]
         if missing:
             raise ShapeFailure(f"einsum: output letters {''.join(missing)!r} of {spec!r} appear in no input")
@@ -414,6 +422,12 @@ def _einsum(ctx: FunctionContext) -> Type:
     first = shaped[0]
     assert first is not None
     return tensor_type(ctx.api, first.dtype, [bound[c] for c in output], ctx.default_return_type)
+
+
+def _einsum_stretches(a: Type, b: Type) -> bool:
+    """A size-1 axis meets another size under one letter: fine unless both are named dims (names never unify)."""
+    named = dim_class_name(a) is not None and dim_class_name(b) is not None
+    return not named and is_one(a) != is_one(b)
 
 
 SHAPE_METHODS: dict[str, Callable[[MethodContext], Type]] = {

@@ -127,11 +127,11 @@ def compare(a: Type, b: Type) -> str:
     """'same', 'differ' or 'unknown' (one side has no static identity, e.g. Any or a named dim vs a literal)."""
     if is_unknown(a) or is_unknown(b):
         return "unknown"
+    na, nb = dim_class_name(a), dim_class_name(b)
+    if na is not None and nb is not None:
+        return "same" if na == nb else "differ"  # two named dims never unify, whatever their sizes (as at staging)
     sa, sb = fixed_size(a), fixed_size(b)
     if sa is not None and sb is not None:
-        na, nb = dim_class_name(a), dim_class_name(b)
-        if na is not None and nb is not None and na != nb:
-            return "differ"  # two named dims never unify, even of one fixed size (as at staging)
         return "same" if sa == sb else "differ"
     ya, yb = symbol(a), symbol(b)
     if ya is not None and yb is not None:
@@ -139,11 +139,23 @@ def compare(a: Type, b: Type) -> str:
     return "unknown"
 
 
+def identity(dim: Type) -> str | None:
+    """What names an axis in a reshape: a Dim class (of fixed size or not) or a type variable."""
+    return dim_class_name(dim) or symbol(dim)
+
+
 def dim_class_name(dim: Type) -> str | None:
     d = get_proper_type(dim)
     if isinstance(d, Instance) and d.last_known_value is None and d.type.has_base(DIM):
         return d.type.fullname
     return None
+
+
+def unify(a: Type, b: Type) -> Type:
+    """Of two dims that may be one (not 'differ'), the one that says more: a name over a literal or Any."""
+    if is_unknown(a) or (identity(a) is None and identity(b) is not None):
+        return b
+    return a
 
 
 def is_one(dim: Type) -> bool:
@@ -212,8 +224,8 @@ def axis_items(typ: Type, expr: object = None) -> list[Axis] | None:
 def resolve_axes(op: str, axes: list[Axis], dims: Dims, shown: str) -> list[int]:
     out: list[int] = []
     for axis in axes:
-        if axis.dim is not None:
-            matches = [i for i, d in enumerate(dims) if compare(d, axis.dim) == "same"]
+        if axis.dim is not None:  # a Dim class names an axis by identity, never by a coincident size
+            matches = [i for i, d in enumerate(dims) if dim_class_name(d) == axis.dim.type.fullname]
             if not matches:
                 raise ShapeFailure(f"{op}: axis {axis.dim.type.name} is not a dim of {shown}")
             out.append(matches[0])
@@ -248,6 +260,9 @@ def broadcast(op: str, shapes: Sequence[Dims]) -> Dims:
                 result = d
                 continue
             verdict = compare(result, d)
+            if verdict == "same" and dim_class_name(result) is None:
+                result = d  # Literal[1] against a named size-1 dim: staging keeps the name
+                continue
             if verdict == "differ":
                 raise ShapeFailure(
                     f"{op}: {shown} do not broadcast: axis -{k} is {dim_name(result)} in one and {dim_name(d)} "
@@ -325,18 +340,32 @@ class Monomial(NamedTuple):
             return False
         if self.symbols == other.symbols:
             return self.constant != other.constant
-        # A side with no symbols of unknown size against one with symbols: a named dim would have to be sized to
-        # fit, which is not what a reshape that merges or splits axes looks like.
-        return not self.symbols or not other.symbols
+        # Different named dims of unknown size (Feat, Seq -> 15 merges two axes when Feat * Seq == 15): staging
+        # decides, with the sizes it binds.
+        return False
 
 
-def reshape(op: str, old: Dims, new: list[Type | None]) -> None:
-    """Sizes must match, and a reshape may only merge adjacent axes or split one (checked by dim identity)."""
+Segment = tuple[range, range]  # operand axes and result axes between two anchors (dims kept by a reshape)
+
+
+def reshape(op: str, old: Dims, new: list[Type | None]) -> list[Segment]:
+    """Sizes must match, and a reshape may only merge adjacent axes or split one (checked by dim identity).
+    Returns the segments between the named dims the reshape keeps."""
     shown = f"{show(old)} -> {show([d if d is not None else AnyType(TypeOfAny.special_form) for d in new])}"
     if Monomial.of(old).differs_from(Monomial.of(new)):
         raise ShapeFailure(f"{op}: {shown} changes the number of elements")
-    old_syms = [symbol(d) for d in old]
-    new_syms = [symbol(d) if d is not None else None for d in new]
+    # A size-1 axis holds no data order: it may move anywhere, so it anchors nothing (as at staging).
+    old_syms = [identity(d) if not is_one(d) else None for d in old]
+    new_syms = [identity(d) if d is not None and not is_one(d) else None for d in new]
+    open_sizes = [d for d in new if d is None or (fixed_size(d) is None and identity(d) not in old_syms)]
+    if len(open_sizes) > 1:
+        raise ShapeFailure(
+            f"{op}: {shown} has more than one axis of unknown size (-1, or a Dim class without a fixed size that "
+            "is not a dim of the operand)"
+        )
+    for s in old_syms:
+        if s is not None and old_syms.count(s) == 1 and new_syms.count(s) > 1:
+            raise ShapeFailure(f"{op}: {shown} names {s.rsplit('.', 1)[-1]} twice: its data lands on one axis only")
     anchors = [s for s in old_syms if s is not None and old_syms.count(s) == 1 and new_syms.count(s) == 1]
     in_new = sorted(anchors, key=new_syms.index)
     if anchors != in_new:
@@ -347,9 +376,11 @@ def reshape(op: str, old: Dims, new: list[Type | None]) -> None:
         )
     cuts_old = [0, *[old_syms.index(a) for a in anchors], len(old)]
     cuts_new = [0, *[new_syms.index(a) for a in anchors], len(new)]
+    segments: list[Segment] = []
     for i in range(len(cuts_old) - 1):
         lo_o, hi_o = cuts_old[i] + (1 if i else 0), cuts_old[i + 1]
         lo_n, hi_n = cuts_new[i] + (1 if i else 0), cuts_new[i + 1]
+        segments.append((range(lo_o, hi_o), range(lo_n, hi_n)))
         seg_old, seg_new = old[lo_o:hi_o], new[lo_n:hi_n]
         if Monomial.of(seg_old).differs_from(Monomial.of(seg_new)):
             where = _between(anchors, i)
@@ -365,6 +396,95 @@ def reshape(op: str, old: Dims, new: list[Type | None]) -> None:
                 f"{op}: {shown} {change}: a reshape only merges adjacent axes or splits one axis (move axes with "
                 "transpose/moveaxis first)"
             )
+    return segments
+
+
+def carried_names(old: Dims, new: Dims, given: list[bool], segments: list[Segment]) -> Dims:
+    """Staging's naming of reshape results: leading and trailing axes of equal sizes keep their dims, and so does
+    an axis that is the whole of one operand axis (a one-to-one group of axes of size > 1), unless the call names
+    it with a Dim class. Where unknown sizes hide the groups, a literal target's name is not known: it is Any."""
+    out = list(new)
+    pairs = _equal_ends(old, new)
+    for old_axes, new_axes in segments:
+        src = [i for i in old_axes if not is_one(old[i])]
+        dst = [j for j in new_axes if not is_one(new[j])]
+        known = _one_to_one(old, new, src, dst)
+        pairs += known
+        if any(fixed_size(old[i]) is None for i in src) and len(known) != len(dst):
+            for j in dst:
+                if not given[j] and identity(new[j]) is None and all(j != k for _, k in pairs):
+                    out[j] = AnyType(TypeOfAny.special_form)
+    for i, j in pairs:
+        if not given[j] and identity(old[i]) is not None:
+            out[j] = old[i]
+    return out
+
+
+def _equal_ends(old: Dims, new: Dims) -> list[tuple[int, int]]:
+    """Leading and trailing axes of one size in operand and result (sizes known, or one dim on both sides)."""
+    def equal(i: int, j: int) -> bool:
+        a, b = fixed_size(old[i]), fixed_size(new[j])
+        return (a is not None and a == b) or (identity(old[i]) is not None and identity(old[i]) == identity(new[j]))
+
+    pairs: list[tuple[int, int]] = []
+    lead = 0
+    while lead < min(len(old), len(new)) and equal(lead, lead):
+        pairs.append((lead, lead))
+        lead += 1
+    trail = 1
+    while trail <= min(len(old), len(new)) - lead and equal(len(old) - trail, len(new) - trail):
+        pairs.append((len(old) - trail, len(new) - trail))
+        trail += 1
+    return pairs
+
+
+def _one_to_one(old: Dims, new: Dims, src: list[int], dst: list[int]) -> list[tuple[int, int]]:
+    """The groups of staging's reshape that pair one axis of size > 1 with one."""
+    groups = _groups(old, new, src, dst)
+    if groups is None:
+        return list(zip(src, dst)) if len(src) == len(dst) == 1 else []
+    return [(o[0], n[0]) for o, n in groups if len(o) == len(n) == 1]
+
+
+def _groups(old: Dims, new: Dims, src: list[int], dst: list[int]) -> list[tuple[list[int], list[int]]] | None:
+    """Staging's reshape groups (smallest runs of axes of size > 1 with equal element counts) where every size is
+    known; None where one is not (or the counts do not add up: staging reports that reshape)."""
+    old_sizes = [n for i in src if (n := fixed_size(old[i])) is not None]
+    new_sizes = [n for j in dst if (n := fixed_size(new[j])) is not None]
+    if len(old_sizes) != len(src) or len(new_sizes) != len(dst):
+        return None
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) and j < len(dst):
+        olds, news = [src[i]], [dst[j]]
+        left, right = old_sizes[i], new_sizes[j]
+        i, j = i + 1, j + 1
+        while left != right:
+            if left < right and i < len(src):
+                olds.append(src[i])
+                left, i = left * old_sizes[i], i + 1
+            elif left > right and j < len(dst):
+                news.append(dst[j])
+                right, j = right * new_sizes[j], j + 1
+            else:
+                return None
+        groups.append((olds, news))
+    return groups
+
+
+def check_groups(op: str, old: Dims, new: Dims, segments: list[Segment]) -> None:
+    """Where sizes are known, staging's rule exactly: a group that both merges and splits must not hold a named
+    dim (its data would be mixed with its neighbours')."""
+    for old_axes, new_axes in segments:
+        src = [i for i in old_axes if not is_one(old[i])]
+        dst = [j for j in new_axes if not is_one(new[j])]
+        for olds, news in _groups(old, new, src, dst) or []:
+            named = [dim_name(old[i]) for i in olds if identity(old[i]) is not None]
+            if len(olds) > 1 and len(news) > 1 and named:
+                raise ShapeFailure(
+                    f"{op}: {show(old)} -> {show(new)} mixes {', '.join(named)} with its neighbours: a reshape only "
+                    "merges adjacent axes or splits one axis (move axes with transpose/moveaxis first)"
+                )
 
 
 def _between(anchors: list[str], i: int) -> str:

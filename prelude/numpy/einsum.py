@@ -86,8 +86,18 @@ def _dims(letters: list[str], operands: list[Atom]) -> dict[str, tuple[int, DimN
                     _OP, f"letter {c!r} stands for dims {e} and {d} in operands "
                     f"{', '.join(str(a.aval) for a in operands)}",
                 )
-            seen[c] = (n if m == 1 else m, e if e is not None else d)  # a size-1 axis stretches (even to 0)
+            seen[c] = _stretched((m, e), (n, d))
     return seen
+
+
+def _stretched(a: tuple[int, DimName], b: tuple[int, DimName]) -> tuple[int, DimName]:
+    """One letter's (size, name) from two uses: a size-1 axis stretches (even to 0) and takes the other's name
+    (a named size-1 dim stretched to 4 is no longer that dim); equal sizes keep whichever name is given."""
+    if a[0] == 1 and b[0] != 1:
+        return b
+    if b[0] == 1 and a[0] != 1:
+        return a
+    return a[0], a[1] if a[1] is not None else b[1]
 
 
 def _diagonal(x: Atom, term: str) -> tuple[Atom, str]:
