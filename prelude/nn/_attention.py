@@ -63,7 +63,7 @@ def dot_product_attention(
             _NAME, f"query {describe(query)} (..., T, H, D), key {describe(key)} (..., S, H, D) and value "
             f"{describe(value)} (..., S, H, Dv) disagree on the batch axes, heads, features or key length"
         )
-    factor = 1.0 / math.sqrt(qs[-1]) if scale is None else scale
+    factor = _scale(qs[-1], scale)
     logits = einsum("...thd,...shd->...hts", q, k) * factor
     shape = tuple(logits.aval.shape)
     if bias is not None:
@@ -87,12 +87,24 @@ def dot_product_attention(
         logits = where(valid, logits, -np.inf)
     # Softmax with a row maximum that is a constant for autodiff (softmax is shift invariant) and 0 for a fully
     # masked row, so exp never sees inf - inf; an empty row's sum is 0 and divides by 1 instead.
-    peak = stop_gradient(max(logits, axis=-1, keepdims=True))
-    peak = where(isfinite(peak), peak, 0.0)
+    peak: Any = 0.0  # no keys at all: every row is empty, as if fully masked
+    if shape[-1]:
+        peak = stop_gradient(max(logits, axis=-1, keepdims=True))
+        peak = where(isfinite(peak), peak, 0.0)
     weights = exp(logits - peak)
     total = sum(weights, axis=-1, keepdims=True)
     probs = weights / where(total > 0, total, 1.0)
     return einsum("...hts,...shd->...thd", probs.astype(dtype), v)
+
+
+def _scale(features: int, scale: Any) -> Any:
+    """The logits' factor: ``1 / sqrt(features)`` by default (1 for zero features, whose logits are all 0
+    whatever the factor), else ``scale`` (a number or a scalar tensor)."""
+    if scale is None:
+        return 1.0 / math.sqrt(features) if features else 1.0
+    if isinstance(scale, (bool, str, bytes)):
+        raise TypeError(f"{_NAME}: scale must be a number, a scalar tensor or None, got {scale!r}")
+    return scale
 
 
 def _spread(what: str, x: Any, shape: tuple[int, ...]) -> Any:

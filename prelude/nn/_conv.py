@@ -46,10 +46,12 @@ def per_axis(op_name: str, what: str, value: int | Sequence[int], n: int, minimu
 
 
 def resolve_padding(
-    op_name: str, padding: Padding, sizes: Sequence[int], spans: Sequence[int], strides: Sequence[int]
+    op_name: str, padding: Padding, sizes: Sequence[int], spans: Sequence[int], strides: Sequence[int],
+    allow_negative: bool = False,
 ) -> tuple[tuple[int, int], ...]:
     """(low, high) per spatial axis. 'SAME' pads so ``ceil(size / stride)`` windows fit, the odd element at the
-    high end (TensorFlow's and Flax's rule); 'VALID' pads nothing."""
+    high end (TensorFlow's and Flax's rule); 'VALID' pads nothing. ``allow_negative``: explicit negative amounts
+    crop (as ``lax.conv_general_dilated`` allows)."""
     n = len(sizes)
     if isinstance(padding, str):
         mode = padding.upper()
@@ -69,13 +71,14 @@ def resolve_padding(
         try:
             lo, hi = (operator.index(v) for v in pair if not isinstance(v, bool))
         except (TypeError, ValueError):
-            lo = hi = -1
-        if lo < 0 or hi < 0:
+            break
+        if not allow_negative and (lo < 0 or hi < 0):
             break
         pairs.append((lo, hi))
     if len(pairs) != n or len(items) != n:
+        kind = "" if allow_negative else " non-negative"
         raise shape_error(
-            op_name, f"padding {padding!r} must be 'VALID', 'SAME', an int or {n} non-negative (low, high) pairs"
+            op_name, f"padding {padding!r} must be 'VALID', 'SAME', an int or {n}{kind} (low, high) pairs"
         )
     return tuple(pairs)
 
@@ -107,7 +110,8 @@ def conv(
 ) -> AnyTensor:
     """Cross-correlation (what deep learning calls convolution) of ``x`` ``(N, *spatial, C)`` (or unbatched
     ``(*spatial, C)``) with ``w`` ``(*window, C // groups, O)``: result ``(N, *out_spatial, O)``. ``dilation`` spaces
-    the kernel's taps; ``groups`` splits the channels into independent groups (``groups == C``: depthwise)."""
+    the kernel's taps; ``groups`` splits the channels into independent groups (``groups == C``: depthwise).
+    Explicit negative padding crops the input, as in ``lax.conv_general_dilated``."""
     name = "conv"
     xt, wt = as_tensor(x), as_tensor(w)
     n = wt.aval.ndim - 2
@@ -128,7 +132,7 @@ def conv(
     dilation_ = per_axis(name, "dilation", dilation, n)
     spatial = lhs.aval.shape[1:-1]
     spans = [C.dilated_size(k, d) for k, d in zip(wt.aval.shape[:n], dilation_)]
-    pads = resolve_padding(name, padding, spatial, spans, strides_)
+    pads = resolve_padding(name, padding, spatial, spans, strides_, allow_negative=True)
     out = C.conv_general_dilated(
         lhs, wt.atom, strides_, pads, None, dilation_, C.ConvDims.channels_last(n), feature_group_count=groups
     )
@@ -179,7 +183,7 @@ def conv_layer(
         resolve_padding(name, padding, [1] * n, [1] * n, [1] * n)  # validates the name
         pads = padding.upper()
     else:
-        pads = resolve_padding(name, padding, [0] * n, [0] * n, [1] * n)
+        pads = resolve_padding(name, padding, [0] * n, [0] * n, [1] * n, allow_negative=True)
     w = init(key, (*window_, in_features // groups, out_features), dtype)
     return Conv(w, zeros((out_features,), dtype=dtype), per_axis(name, "strides", strides, n), pads,
                 per_axis(name, "dilation", dilation, n), groups)
