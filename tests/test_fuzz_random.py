@@ -413,6 +413,7 @@ def test_invalid_parameters_give_the_documented_nan_or_minus_one() -> None:
          ValueError, "method"),
         (lambda k: R.normal(ts.asarray(np.array([1, 2], np.int32)), (2,)), ts.DTypeError, "key"),
         (lambda k: R.normal(np.zeros(3, np.uint32), (2,)), ts.DTypeError, "key"),
+        (lambda k: ts.vmap(lambda k: R.normal(k, (2,)))(R.split(k, 3)), ts.DTypeError, r"tnp\.stack\(keys\)"),
     ],
 )
 def test_bad_arguments_are_clear_errors(call: Callable[[Any], Any], error: type[Exception], words: str) -> None:

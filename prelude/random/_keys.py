@@ -36,7 +36,10 @@ AnyTensor: TypeAlias = Tensor[Any, Unpack[tuple[Any, ...]]]
 def check_key(op_name: str, key: Any) -> Atom:
     """The key's atom, after checking it is a ``u32[2]`` key."""
     if not isinstance(key, Tensor):
-        raise dtype_error(op_name, f"expected a key from ts.random.key(seed), got {describe(key)}")
+        hint = ""
+        if isinstance(key, (tuple, list)):  # what split returns: under vmap each key's words were mapped apart
+            hint = " (a tuple of keys, as split gives: pass one, or tnp.stack(keys) to map over them with vmap)"
+        raise dtype_error(op_name, f"expected a key from ts.random.key(seed), got {describe(key)}{hint}")
     if key.aval.dtype != U32 or key.aval.shape != (2,):
         raise dtype_error(op_name, f"expected a key (u32[2]) from ts.random.key(seed), got {key.aval}")
     return as_tensor(key).atom
