@@ -64,10 +64,12 @@ class Program(Generic[P, R]):
         self.name: str = name or str(getattr(fn, "__name__", "program"))
         if not callable(fn):
             raise TypeError(f"program: expected a function, got {type(fn).__name__} {fn!r:.60}")
+        # The signature is read once, and only for these options (reading it is slow; programs are made per op).
+        params = _parameters(fn) if static_argnums or donate_argnums or static_argnames else None
         self.static_argnums, self.static_argnames = _static_arguments(
-            fn, _normalized_argnums(fn, static_argnums, "static_argnums"), static_argnames
+            fn, params, _normalized_argnums(fn, params, static_argnums, "static_argnums"), static_argnames
         )
-        self.donate_argnums = _normalized_argnums(fn, donate_argnums, "donate_argnums")
+        self.donate_argnums = _normalized_argnums(fn, params, donate_argnums, "donate_argnums")
         if set(self.static_argnums) & set(self.donate_argnums):
             raise ValueError(f"{self.name}: an argument cannot be both static and donated: "
                              f"static_argnums={tuple(static_argnums)}, donate_argnums={tuple(donate_argnums)}")
@@ -270,17 +272,19 @@ class Program(Generic[P, R]):
         return Staged(self, traced, signature, tuple(avals))
 
 
-def _normalized_argnums(fn: Callable[..., Any], argnums: Sequence[int] | int, what: str) -> tuple[int, ...]:
+def _normalized_argnums(
+    fn: Callable[..., Any], params: list[inspect.Parameter] | None, argnums: Sequence[int] | int, what: str
+) -> tuple[int, ...]:
     """``argnums`` as non-negative positions, checked against ``fn``'s positional parameters where it has a fixed
     number of them (``-1`` is the last one; a position past the end is an error, as in JAX). A function taking
     ``*args`` accepts any non-negative position."""
     if isinstance(argnums, int):
         argnums = (argnums,)
     if not argnums:
-        return ()  # the common case: no signature to read (that is slow, and programs are made per op and rule)
+        return ()
     if not all(type(i) is int for i in argnums):
         raise TypeError(f"{what} must be a sequence of ints, got {argnums!r}")
-    positional = _positional_count(fn)
+    positional = _positional_count(params)
     out = []
     for i in argnums:
         if positional is not None and not -positional <= i < positional:
@@ -297,7 +301,8 @@ def _normalized_argnums(fn: Callable[..., Any], argnums: Sequence[int] | int, wh
 
 
 def _static_arguments(
-    fn: Callable[..., Any], argnums: tuple[int, ...], argnames: str | Iterable[str]
+    fn: Callable[..., Any], params: list[inspect.Parameter] | None, argnums: tuple[int, ...],
+    argnames: str | Iterable[str],
 ) -> tuple[tuple[int, ...], frozenset[str]]:
     """The static positions and names, each completed from the other as in JAX: a parameter named in
     ``static_argnames`` is static when passed by position too, and one at a ``static_argnums`` position when
@@ -305,11 +310,7 @@ def _static_arguments(
     names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
     if not all(isinstance(n, str) for n in names):
         raise TypeError(f"static_argnames must be strings, got {argnames!r}")
-    if not names and not argnums:
-        return (), frozenset()
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
+    if params is None or (not names and not argnums):
         return argnums, frozenset(names)
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     by_keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
@@ -322,11 +323,17 @@ def _static_arguments(
     return tuple(sorted(positions)), frozenset(named)
 
 
-def _positional_count(fn: Callable[..., Any]) -> int | None:
-    """How many positional parameters ``fn`` takes, or None for ``*args`` (or a signature Python cannot read)."""
+def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter] | None:
+    """``fn``'s parameters, or None where Python cannot read its signature."""
     try:
-        params = inspect.signature(fn).parameters.values()
+        return list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
+        return None
+
+
+def _positional_count(params: list[inspect.Parameter] | None) -> int | None:
+    """How many positional parameters there are, or None for ``*args`` (or a signature Python cannot read)."""
+    if params is None:
         return None
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return None

@@ -358,8 +358,9 @@ def all_gather(x: Atom, axis_name: str, axis: int = 0, tiled: bool = False) -> A
     if not -rank <= axis < rank:
         what = "a scalar has no axis to concatenate along" if tiled and rank == 0 else f"tiled={bool(tiled)}"
         raise ShapeError(f"axis {axis} is out of range for {x.aval} ({what})", "all_gather", user_location())
-    params = {"axis_name": axis_name, "axis_size": size, "axis": axis % rank, "tiled": bool(tiled)}
-    return bind(all_gather_p, x, **params)  # type: ignore[no-any-return]
+    return bind(  # type: ignore[no-any-return]
+        all_gather_p, x, axis_name=axis_name, axis_size=size, axis=axis % rank, tiled=bool(tiled)
+    )
 
 
 def ppermute(x: Atom, axis_name: str, perm: Sequence[tuple[int, int]]) -> Atom:

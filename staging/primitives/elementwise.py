@@ -315,8 +315,7 @@ def _max_min_rule() -> tuple[Callable[..., Any], Callable[..., Any]]:
     return jvp, _binary_vjp(partials)
 
 
-max_p.jvp, max_p.vjp = _max_min_rule()
-min_p.jvp, min_p.vjp = _max_min_rule()
+max_p.jvp, max_p.vjp = min_p.jvp, min_p.vjp = _max_min_rule()  # both follow the operand equal to the result
 
 atan2_p = _binary("atan2", FLOAT, "floating-point")
 
