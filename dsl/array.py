@@ -11,6 +11,7 @@ copy assembled through the host.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from functools import cache
 from typing import Any, Self
@@ -49,8 +50,26 @@ def devices(platform: str = "cpu") -> list[Device]:
     return [_wrap_device(d) for d in backend.client_for(platform).devices()]
 
 
+def default_platform() -> str:
+    """``TENSORSTAGE_DEFAULT_DEVICE`` (``'cpu'`` or ``'gpu'``), ``'cpu'`` when unset: where host data goes."""
+    return os.environ.get("TENSORSTAGE_DEFAULT_DEVICE", "cpu") or "cpu"
+
+
 def default_device() -> Device:
-    return devices("cpu")[0]
+    """The first device of the default platform (``TENSORSTAGE_DEFAULT_DEVICE``, ``'cpu'`` when unset): where
+    host data, creation ops and programs called without Arrays run."""
+    platform = default_platform()
+    try:
+        return _first_device(platform)
+    except ValueError:
+        raise ValueError(
+            f"TENSORSTAGE_DEFAULT_DEVICE={platform!r} is not a platform; use 'cpu' or 'gpu'"
+        ) from None
+
+
+@cache
+def _first_device(platform: str) -> Device:
+    return devices(platform)[0]
 
 
 class Array(Tensor[DT, Unpack[Shape]]):
@@ -193,7 +212,7 @@ class Array(Tensor[DT, Unpack[Shape]]):
 
 
 def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
-    """Place host data (or an Array) on ``device`` (default: the first CPU device). An array sharded over several
+    """Place host data (or an Array) on ``device`` (default: ``default_device()``). An array sharded over several
     devices (a ``pmap`` result) is gathered into one array on ``device``."""
     if isinstance(device, str):
         device = devices(device)[0]  # a platform name: its first device

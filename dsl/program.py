@@ -15,10 +15,10 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from . import pytree
-from .array import Array
+from .array import Array, Device, default_device, devices
 from .call_signature import Signature, StaticArgument, is_dynamic, leaf_names
 from .dispatch import Unsupported, call_key
-from .lowering import backend
+from .lowering import backend, runtime
 from .signature import (
     DimBinder,
     Spec,
@@ -27,7 +27,7 @@ from .signature import (
     build_from_specs,
     function_annotations,
 )
-from .staged import Compiled, Staged
+from .staged import ELSEWHERE, Compiled, Staged
 from .staging import dtypes as _dt
 from .staging.builder import _STACK as _STAGING
 from .staging.errors import DTypeError, ShapeError
@@ -52,7 +52,7 @@ class Program(Generic[P, R]):
         name: str | None = None,
         static_argnums: Sequence[int] = (),
         donate_argnums: Sequence[int] = (),
-        device: str = "cpu",
+        device: str | Device | None = None,
         cache_size: int = _DEFAULT_CACHE_SIZE,
         static_argnames: str | Iterable[str] = (),
         scalars_dynamic: bool = True,
@@ -73,11 +73,16 @@ class Program(Generic[P, R]):
         if set(self.static_argnums) & set(self.donate_argnums):
             raise ValueError(f"{self.name}: an argument cannot be both static and donated: "
                              f"static_argnums={tuple(static_argnums)}, donate_argnums={tuple(donate_argnums)}")
+        if device is not None and not isinstance(device, (str, Device)):
+            raise TypeError(f"{self.name}: device must be a platform name such as 'gpu', a ts.Device or None, "
+                            f"got {device!r}")
+        # None: run where the arguments are (see _placement); a platform name is resolved at the first compile.
         self.device = device
         self.scalars_dynamic = scalars_dynamic
         # Library ops are generic over every shape; their annotations are for mypy, not for dim binding.
         self.check_annotations = check_annotations
-        self._cache: OrderedDict[Hashable, Compiled[P, R]] = OrderedDict()
+        # By (signature key, device): one program can run on several devices.
+        self._cache: OrderedDict[tuple[Hashable, Device], Compiled[P, R]] = OrderedDict()
         self._cache_size = cache_size
         # Fast-path keys (see dispatch.py) of calls already validated against a cached Compiled.
         self._dispatch: dict[Hashable, Compiled[P, R]] = {}
@@ -101,9 +106,13 @@ class Program(Generic[P, R]):
                 parts.append(arg._aval)
                 buffers.append(arg.buffer)
             else:
-                compiled = self._dispatch.get(tuple(parts))
+                key = tuple(parts)
+                compiled = self._dispatch.get(key)
                 if compiled is not None:
-                    return compiled.run_buffers(buffers, args)  # type: ignore[no-any-return]
+                    out = compiled.dispatch_buffers(buffers, args)
+                    if out is not ELSEWHERE:
+                        return out  # type: ignore[no-any-return]
+                    return self._call_general(args, kwargs, key)  # arguments on another device
         try:
             key, dynamic = call_key(args, kwargs, self._static_set, self.scalars_dynamic, self.static_argnames)
             compiled = self._dispatch.get(key)
@@ -111,7 +120,10 @@ class Program(Generic[P, R]):
             return self._call_general(args, kwargs, None)
         if compiled is None:
             return self._call_general(args, kwargs, key)
-        return compiled.run(dynamic)  # type: ignore[no-any-return]
+        out = compiled.dispatch(dynamic)
+        if out is ELSEWHERE:
+            return self._call_general(args, kwargs, key)
+        return out  # type: ignore[no-any-return]
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Hashable | None) -> R:
         """Flatten, look up (or stage and compile) by signature, validate every argument, run."""
@@ -120,11 +132,12 @@ class Program(Generic[P, R]):
             signature = Signature(treedef, leaves, self.scalars_dynamic)
         except (TypeError, ValueError) as exc:  # an unsupported dtype, an unhashable static, an int out of range
             raise type(exc)(f"{self.name}: {exc}") from None
-        compiled = self._cache.get(signature.key)
+        cache_key = (signature.key, self._placement(leaves))
+        compiled = self._cache.get(cache_key)
         if compiled is None:
-            compiled = self._compile_for(signature, leaves)
+            compiled = self._compile_for(signature, leaves, cache_key)
         else:
-            self._cache.move_to_end(signature.key)
+            self._cache.move_to_end(cache_key)
         out = compiled.call_flat(leaves)  # raises before running if an argument does not fit
         if key is not None:
             if len(self._dispatch) >= 4 * self._cache_size:
@@ -142,14 +155,39 @@ class Program(Generic[P, R]):
             kwargs = {k: StaticArgument(v) if k in self.static_argnames else v for k, v in kwargs.items()}
         return args, kwargs
 
-    def _compile_for(self, signature: Signature, leaves: Sequence[Any]) -> Compiled[P, R]:
+    def _placement(self, leaves: Sequence[Any]) -> Device:
+        """The device a call runs on: the program's own if it has one, else that of its Arrays that are not on
+        the default device (all on one device), else the default device. Arrays on the default device move, as
+        JAX moves uncommitted arrays; Arrays on two other devices are an error (moving one would be a silent
+        cross-device copy on every call)."""
+        if self.device is not None:
+            return self.device if isinstance(self.device, Device) else devices(self.device)[0]
+        default = default_device()
+        chosen: Device | None = None
+        for leaf in leaves:
+            if isinstance(leaf, Array) and runtime.is_single_device(leaf.buffer):
+                where = leaf.device
+                if where != default and where != chosen:
+                    if chosen is not None:
+                        raise ValueError(
+                            f"{self.name}: arguments are on several devices ({chosen} and {where}); move them to "
+                            f"one with ts.device_put(x, device), or give the program a device"
+                        )
+                    chosen = where
+        return chosen if chosen is not None else default
+
+    def _compile_for(
+        self, signature: Signature, leaves: Sequence[Any], cache_key: tuple[Hashable, Device]
+    ) -> Compiled[P, R]:
         if self._cache:
-            self.recompile_reasons.append(self._explain_miss(signature))
+            self.recompile_reasons.append(self._explain_miss(cache_key))
             if len(self.recompile_reasons) > _KEPT_REASONS:
                 del self.recompile_reasons[:-_KEPT_REASONS]  # the latest reasons; memory stays bounded
         staged = self._stage_signature(signature, leaves, user_location())
-        compiled = staged.compile(device=self.device, compiler_options=self.compiler_options)
-        self._cache[signature.key] = compiled
+        compiled = staged.compile(device=cache_key[1], compiler_options=self.compiler_options)
+        if self.device is None:
+            compiled.follow_arguments()
+        self._cache[cache_key] = compiled
         compiled._used[0] = True  # never evict the program being added
         self._evict()
         return compiled
@@ -168,9 +206,17 @@ class Program(Generic[P, R]):
         if evicted:
             self._dispatch = {k: c for k, c in self._dispatch.items() if all(c is not e for e in evicted)}
 
-    def _explain_miss(self, signature: Signature) -> str:
-        treedef, dynamic, statics, avals, _ = signature.key
-        for key in self._cache:
+    def _explain_miss(self, cache_key: tuple[Hashable, Device]) -> str:
+        signature_key, device = cache_key
+        treedef: Any
+        dynamic: Any
+        statics: Any
+        avals: Any
+        treedef, dynamic, statics, avals, _ = signature_key  # type: ignore[misc]
+        for key, old_device in self._cache:
+            if key == signature_key:
+                return f"arguments on another device: {old_device} -> {device}"
+        for key, _ in self._cache:
             old_tree: Any
             old_dynamic: Any
             old_statics: Any
@@ -204,6 +250,8 @@ class Program(Generic[P, R]):
             for name in names[len(args):]:
                 tree = trees.get(name)
                 if tree is None:
+                    if _has_default(self.fn, name):
+                        break  # it and the parameters after it keep their defaults
                     raise TypeError(f"stage(): parameter {name!r} has no Tensor annotation; pass an example for it")
                 args.append(build_from_specs(tree, lambda spec, where: Spec(*_spec_shape(binder, spec, where)), name))
         leaves, treedef = pytree.flatten(self._mark_static(tuple(args), {}))
@@ -400,6 +448,11 @@ def _check_return(traced: TracedFunction, tree: Any, binder: DimBinder, fn: Call
             )
 
 
+def _has_default(fn: Callable[..., Any], name: str) -> bool:
+    parameter = inspect.signature(fn).parameters.get(name)
+    return parameter is not None and parameter.default is not inspect.Parameter.empty
+
+
 def _def_loc(fn: Callable[..., Any]) -> SourceLoc | None:
     code = getattr(fn, "__code__", None)
     return SourceLoc(code.co_filename, code.co_firstlineno) if code is not None else None
@@ -412,7 +465,7 @@ def program(
     *,
     static_argnums: Sequence[int] = (),
     donate_argnums: Sequence[int] = (),
-    device: str = "cpu",
+    device: str | Device | None = None,
     name: str | None = None,
     compiler_options: backend.CompilerOptions | None = None,
     static_argnames: str | Iterable[str] = (),
@@ -423,7 +476,7 @@ def program(
     *,
     static_argnums: Sequence[int] = (),
     donate_argnums: Sequence[int] = (),
-    device: str = "cpu",
+    device: str | Device | None = None,
     name: str | None = None,
     compiler_options: backend.CompilerOptions | None = None,
     static_argnames: str | Iterable[str] = (),
@@ -432,6 +485,10 @@ def program(
 
     ``static_argnums`` / ``static_argnames``: arguments that are Python values, not arrays (a new value stages and
     compiles again); each completes the other, as in JAX. Non-array leaves other than numbers are static anyway.
+
+    ``device``: where every call runs (``'cpu'``, ``'gpu'`` or a ``ts.Device``; arguments elsewhere are moved).
+    By default a call runs where its Arrays are, as in JAX: on the device of those not on the default device
+    (``TENSORSTAGE_DEFAULT_DEVICE``, ``'cpu'`` unless set), else on the default device; results stay there.
 
     ``compiler_options`` are XLA debug options for every compile of this program, named as in ``XLA_FLAGS``
     without the dashes (``{"xla_cpu_experimental_ynn_fusion_type": ""}``, say); see ``Staged.compile``."""

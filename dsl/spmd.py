@@ -26,7 +26,7 @@ import numpy as np
 from typing_extensions import Unpack
 
 from . import pytree
-from .array import Array, Device, as_host_array, device_put, devices as list_devices
+from .array import Array, Device, as_host_array, default_platform, device_put, devices as list_devices
 from .batching import _broadcast_prefix, _leaf_paths, _out_targets, _param_names
 from .collectives import AxisName, axis_name_of
 from .dispatch import hashable_static_key
@@ -59,7 +59,7 @@ def pmap(
     ``in_axes``: an int or None (replicate), or a tuple with one pytree prefix of those per positional argument
     (keyword arguments are mapped along 0). ``out_axes``: a pytree prefix of ints (where the device axis goes)
     or None (the result of device 0, for values every device agrees on). ``devices``: the devices to run on
-    (default: the first n CPU devices, n the mapped axis size).
+    (default: the first n devices of the default platform, n the mapped axis size).
 
     Results with out_axes 0 stay on the devices as one Array split over them (``x.devices()``), and such an
     Array passed back with in_axes 0 (same devices) is used without a copy. Other out_axes are gathered through
@@ -328,7 +328,15 @@ class Pmapped:
                     loc,
                 )
             return self.devices
-        available = list_devices("cpu")
+        platform = default_platform()
+        available = list_devices(platform)
+        if size > len(available) and platform != "cpu":
+            raise TransformError(
+                f"[pmap] {first} has size {size} along its mapped axis {axis}, so pmap needs {size} devices, but "
+                f"only {len(available)} {platform} device{'s are' if len(available) != 1 else ' is'} available",
+                None,
+                loc,
+            )
         if size > len(available):
             raise TransformError(
                 f"[pmap] {first} has size {size} along its mapped axis {axis}, so pmap needs {size} devices, but "

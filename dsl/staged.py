@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 import numpy as np
 
 from . import pytree
-from .array import Array, Device, devices
+from .array import Array, Device, default_device, devices
 from .call_signature import Signature, leaf_aval, leaf_names, static_key
 from .dispatch import Unsupported, call_key
 from .lowering import backend, emit, runtime
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
+ELSEWHERE: Any = object()  # what a Compiled following its arguments returns for arguments on another device
 _VALIDATED_KEYS = 64  # argument layouts a Compiled remembers as checked (dim names can make several per program)
 
 
@@ -85,16 +86,20 @@ class Staged(Generic[P, R]):
         return tuple(donated)
 
     def compile(
-        self, device: str | Device = "cpu", compiler_options: backend.CompilerOptions | None = None
+        self, device: str | Device | None = None, compiler_options: backend.CompilerOptions | None = None
     ) -> Compiled[P, R]:
-        """An XLA executable for ``device``. ``compiler_options`` override XLA's debug options for this compile
-        (names as in ``XLA_FLAGS`` without the dashes; part of the disk cache's key): for instance
+        """An XLA executable for ``device`` (a platform name, its first device; default: ``ts.default_device()``);
+        arguments on other devices are moved to it at each call. ``compiler_options`` override XLA's debug options
+        for this compile (names as in ``XLA_FLAGS`` without the dashes; part of the disk cache's key): for instance
         ``{"xla_cpu_experimental_ynn_fusion_type": ""}`` leaves CPU matmuls to XLA's own kernels, whose first run
         is several times quicker than YNNPACK's (one runtime built per matmul) at some cost in steady-state speed
         (BENCHMARKS.md). Names or values XLA refuses raise a ValueError."""
-        if not isinstance(device, (str, Device)):
+        if device is not None and not isinstance(device, (str, Device)):
             raise TypeError(f"compile(): device must be a platform name such as 'cpu' or a ts.Device, got {device!r}")
-        target = devices(device)[0] if isinstance(device, str) else device
+        if device is None:
+            target = default_device()
+        else:
+            target = devices(device)[0] if isinstance(device, str) else device
         text = self.stablehlo(target.platform)
         options = backend.compile_options(compiler_options)
         executable, from_disk = backend.compile_module_cached(text, [target.xla], options)
@@ -129,10 +134,17 @@ class Compiled(Generic[P, R]):
         self.from_disk_cache = False  # True when the executable was deserialized from the persistent cache
         # Executes on already-validated dynamic leaves; ``call_flat`` is the checked entry point.
         # ``run_buffers``: the same on the buffers of Arrays the caller already found to be plain Arrays.
-        self.run, self.run_buffers = _runner(
+        self.run, self.run_buffers, self._run_here, self._run_buffers_here = _runner(
             self._execute, self._handlers, self.out_avals, self._out_tree, in_layouts, device.xla, self._used,
             staged.int_ranges,
         )
+        # What a Program's fast paths call: these move arguments from other devices, or, once
+        # ``follow_arguments()`` is called, return ELSEWHERE for them (the Program compiles for their device).
+        self.dispatch, self.dispatch_buffers = self.run, self.run_buffers
+
+    def follow_arguments(self) -> None:
+        """Make ``dispatch``/``dispatch_buffers`` return ELSEWHERE, not move, for Arrays on other devices."""
+        self.dispatch, self.dispatch_buffers = self._run_here, self._run_buffers_here
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         program = self.staged.program
@@ -219,6 +231,10 @@ class Compiled(Generic[P, R]):
         return f"<Compiled {self.staged.program.name}({ins}) -> ({outs}) on {self.device}>"
 
 
+_Run = Callable[[Sequence[Any]], Any]
+_RunBuffers = Callable[[list[Any], Sequence[Any]], Any]
+
+
 def _runner(
     execute: Callable[[list[Any]], Any],
     handlers: list[Any],
@@ -228,11 +244,12 @@ def _runner(
     device: Any,
     used: list[bool],
     int_ranges: Sequence[IntRange | None],
-) -> tuple[Callable[[Sequence[Any]], Any], Callable[[list[Any], Sequence[Any]], Any]]:
+) -> tuple[_Run, _RunBuffers, _Run, _RunBuffers]:
     """The per-call work of a Compiled as closures over everything it needs (no attribute lookups, and no
     reference back to the Compiled, so dropping a Compiled frees its executable at once): ``run(dynamic)`` on
     the validated dynamic leaves, and ``run_buffers(buffers, arrays)`` on the buffers of ``arrays``, all plain
-    Arrays (their buffers go in as they are when on this device, else ``run`` moves them)."""
+    Arrays (their buffers go in as they are when on this device, else ``run`` moves them); then the same two
+    returning ELSEWHERE, instead of moving them, when some Array is on another device."""
     sharding = runtime.single_device_sharding(device)
     devices = [device]
     put = runtime.put_contiguous
@@ -284,6 +301,29 @@ def _runner(
                 return run(arrays)
         return execute_buffers(buffers)
 
+    def elsewhere(buffer: Any) -> bool:
+        if buffer._sharding is sharding:
+            return False
+        held = buffer._sharding._internal_device_list
+        return len(held) != 1 or held[0] != device
+
+    def run_here(dynamic: Sequence[Any]) -> Any:
+        buffers = []
+        for leaf in dynamic:
+            if type(leaf) is new_array and (buffer := leaf.buffer)._sharding is sharding:
+                buffers.append(buffer)
+            else:  # host data goes to this device; Arrays elsewhere choose their own
+                if any(isinstance(item, Array) and elsewhere(item.buffer) for item in dynamic):
+                    return ELSEWHERE
+                return run(dynamic)
+        return execute_buffers(buffers)
+
+    def run_buffers_here(buffers: list[Any], arrays: Sequence[Any]) -> Any:
+        for buffer in buffers:
+            if buffer._sharding is not sharding:
+                return ELSEWHERE if any(elsewhere(b) for b in buffers) else run(arrays)
+        return execute_buffers(buffers)
+
     def execute_buffers(buffers: list[Any]) -> Any:
         used[0] = True
         try:
@@ -298,7 +338,7 @@ def _runner(
             return tuple(arrays)
         return pytree.unflatten(out_tree, arrays)
 
-    return run, run_buffers
+    return run, run_buffers, run_here, run_buffers_here
 
 
 def _explain_execute_error(exc: Exception, buffers: Sequence[Any]) -> None:

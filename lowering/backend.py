@@ -12,6 +12,7 @@ from typing import Any
 # XLA logs two INFO lines per client; keep users' output clean unless they ask for the logs.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
+import numpy as np  # noqa: E402
 from jaxlib import xla_client as xc  # noqa: E402
 
 from . import compile_cache
@@ -67,7 +68,8 @@ def gpu_client() -> Any:
     library = os.path.join(list(spec.submodule_search_locations)[0], "xla_cuda_plugin.so")
     _preload_cuda_wheels()
     try:
-        xc.load_pjrt_plugin_dynamically("cuda", library)
+        if not xc.pjrt_plugin_loaded("cuda"):  # jax may have loaded it in this process: a second load fails
+            xc.load_pjrt_plugin_dynamically("cuda", library)
         if not xc.pjrt_plugin_initialized("cuda"):
             xc.initialize_pjrt_plugin("cuda")
         return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
@@ -111,6 +113,9 @@ def compile_module_cached(text: str, devices: Sequence[Any], options: Any | None
     """``(executable, loaded_from_disk)``."""
     device_list = xc.DeviceList(tuple(devices))
     opts = options if options is not None else xc.CompileOptions()
+    if len(devices) == 1 and opts.num_replicas == 1 and opts.num_partitions == 1:
+        # Without an assignment XLA runs replica 0 on the client's first device, whatever device_list says.
+        opts.device_assignment = xc.DeviceAssignment.create(np.asarray([[devices[0].id]], dtype=np.int32))
     client = devices[0].client
 
     def compile() -> Any:

@@ -100,6 +100,10 @@ def put_contiguous(data: np.ndarray[Any, Any], aval: BufferAval, sharding: Any, 
 
 
 def device_copy(buffer: Any, device: Any) -> Any:
+    """``buffer`` copied to ``device``; between platforms (separate clients, which jaxlib cannot copy between
+    without jax) through the host."""
+    if buffer.platform() != device.platform:
+        return device_put(to_host(buffer, buffer.aval.dtype), device)
     aval = buffer.aval
     return xc.batched_device_put(
         aval, single_device_sharding(device), [buffer], [device], True, True,

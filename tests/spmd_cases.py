@@ -372,7 +372,7 @@ def run_checks(namespace: dict[str, Any] | None = None) -> None:
 
 def results_on_devices(script: Path) -> dict[str, str]:
     """Run ``script`` (a module of checks) in a subprocess with N CPU devices; its checks' results by name."""
-    env = dict(os.environ, TENSORSTAGE_CPU_DEVICES=str(N))
+    env = dict(os.environ, TENSORSTAGE_CPU_DEVICES=str(N), TENSORSTAGE_DEFAULT_DEVICE="cpu")
     proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
     assert proc.returncode == 0 and lines, f"rc={proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"

@@ -266,3 +266,13 @@ def test_round_matches_numpy(decimals: int, rng: np.random.Generator) -> None:
     x = rng.standard_normal(16) * 100
     # XLA may turn the division by 10**decimals into a multiplication: equal to NumPy within an ulp.
     np.testing.assert_allclose(np.asarray(tnp.round(ts.asarray(x), decimals)), np.round(x, decimals), rtol=3e-16)
+
+
+def test_stage_leaves_parameters_with_defaults_at_their_defaults() -> None:
+    def scaled(x: Tensor[f32, Batch], scale: float = 2.0) -> Tensor[f32, Batch]:
+        return x * scale
+
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(ts.program(scaled).stage(Batch=3).compile()(x)), 2 * x)
+    low = ts.program(tnp.linalg.cholesky).stage(np.eye(2, dtype=np.float32)).compile()  # upper=False by default
+    np.testing.assert_array_equal(np.asarray(low(np.diag([4.0, 9.0]).astype(np.float32))), np.diag([2.0, 3.0]))
