@@ -53,6 +53,13 @@ PLAIN_OPS: dict[Primitive, str] = {}
 # when it has no text at hand (the rule then runs). ``graph_body`` writes those lines itself (``dot_general``,
 # ``broadcast_in_dim``).
 PROPS_OPS: dict[Primitive, tuple[str, Callable[[Any], str | None]]] = {}
+# ``PROPS_OPS`` entries that hold only on CPU (elsewhere the text also depends on the platform: dot precision).
+CPU_ONLY_PROPS: set[Primitive] = set()
+
+
+@functools.cache
+def _portable_props_ops() -> dict[Primitive, tuple[str, Callable[[Any], str | None]]]:
+    return {prim: entry for prim, entry in PROPS_OPS.items() if prim not in CPU_ONLY_PROPS}
 
 
 def lowers(*primitives: Primitive) -> Callable[[LoweringRule], LoweringRule]:
@@ -304,7 +311,7 @@ class Emitter:
         lowerings = LOWERINGS
         splats = SPLAT_SCALAR_OPERANDS
         plain_ops = PLAIN_OPS
-        props_ops = PROPS_OPS
+        props_ops = PROPS_OPS if self.platform == "cpu" else _portable_props_ops()
         counter = self.counter
         append = self.lines.append
         indent = self.indent

@@ -8,6 +8,7 @@ from typing import Any
 from ...staging.ir import Aval
 from ...staging.primitives import convolution as C
 from ..emit import Emitter, Value, i64_array, lowers, remember
+from .linalg import precision_props
 
 _PROPS_TEXT: dict[Any, str] = {}  # attribute text by params; bounded
 
@@ -43,4 +44,4 @@ def _conv(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], **params: An
     props = _PROPS_TEXT.get(key)
     if props is None:
         props = remember(_PROPS_TEXT, key, _props(params), limit=1024)
-    return em.op("stablehlo.convolution", args, outs, props)
+    return em.op("stablehlo.convolution", args, outs, props + precision_props(em, args[0].aval.dtype))

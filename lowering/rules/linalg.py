@@ -1,13 +1,35 @@
-"""StableHLO for dot_general."""
+"""StableHLO for dot_general, and the precision every f32 matrix product asks for."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ...staging.ir import Aval
 from ...staging.primitives import linalg as L
-from ..emit import PROPS_OPS, Emitter, Value, int_list, lowers, remember
+from ..emit import CPU_ONLY_PROPS, PROPS_OPS, Emitter, Value, int_list, lowers, remember
+
+_HIGHEST = ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]"
+
+
+def precision_props(em: Emitter, dtype: np.dtype[Any]) -> str:
+    """The precision attribute of an f32 dot or convolution: full f32 unless ``TENSORSTAGE_MATMUL_PRECISION=default``.
+
+    XLA's default precision lets GPUs round f32 operands to TF32 (a 10-bit mantissa: relative errors near 1e-3,
+    which NumPy, PyTorch's default and our tests call wrong); CPUs compute f32 exactly either way, so their
+    modules carry no attribute."""
+    if em.platform == "cpu" or dtype != np.float32:
+        return ""
+    choice = os.environ.get("TENSORSTAGE_MATMUL_PRECISION", "highest").lower()
+    if choice == "highest":
+        return _HIGHEST
+    if choice == "default":
+        return ""
+    raise ValueError(f"TENSORSTAGE_MATMUL_PRECISION={choice!r}: use 'highest' (full f32) or 'default' (XLA's: TF32 "
+                     "on recent NVIDIA GPUs)")
 
 
 _PROPS_TEXT: dict[Any, str] = {}  # dimension-numbers text by (contracting, batch); bounded
@@ -30,6 +52,8 @@ def _dot_general(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, co
             remember(_PROPS_TEXT, (contracting, batch), props, limit=4096)
         except TypeError:  # axes given as lists: not kept
             pass
+    if em.platform != "cpu":
+        props += precision_props(em, args[0].aval.dtype)
     return em.op("stablehlo.dot_general", args, outs, props)
 
 
@@ -42,3 +66,4 @@ def _cached_props(params: Any) -> str | None:
 
 
 PROPS_OPS[L.dot_general_p] = ("stablehlo.dot_general", _cached_props)
+CPU_ONLY_PROPS.add(L.dot_general_p)
