@@ -263,10 +263,20 @@ def lapack_on() -> Iterator[None]:
         lapack.set_enabled(None)
 
 
+def default_platform() -> str:
+    """The platform programs run on when given host data (``TENSORSTAGE_DEFAULT_DEVICE``)."""
+    return str(ts.default_device().platform)
+
+
 def needs_lapack(test: Any) -> Any:
-    """Skipped only without SciPy (jaxlib's LAPACK kernels bind to it). With SciPy the LAPACK path must work: a
+    """Skipped without SciPy (jaxlib's LAPACK kernels bind to it), or when the suite runs on another default
+    platform than CPU (LAPACK is CPU-only: there both halves of ``both_paths`` would be XLA's expansion; the
+    platform-agnostic tests below check that path there). With SciPy on CPU the LAPACK path must work: a
     kernel failing its self-test would otherwise turn these tests into silent skips."""
     test = pytest.mark.usefixtures("lapack_on")(test)
+    test = pytest.mark.skipif(
+        default_platform() != "cpu", reason=f"LAPACK is CPU-only; the default device is {default_platform()}"
+    )(test)
     return pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")(test)
 
 
@@ -431,6 +441,74 @@ def test_singular_matrices_on_both_paths(dtype: type, rng: np.random.Generator) 
         assert float(np.asarray(s)[0]) == sign_np[0]
         np.testing.assert_allclose(np.asarray(l)[0], logdet_np[0], rtol=1e-5)
         np.testing.assert_allclose(np.asarray(d)[0], np.linalg.det(a[0].astype(np.float64)), rtol=1e-5)
+
+
+def xla_path(f: Any, *args: Any) -> Any:
+    """``f(*args)`` in a fresh program lowered without LAPACK: XLA's expansions, as on every non-CPU platform (on
+    a GPU default device this is the GPU's own lowering)."""
+    previous = lapack.enabled()
+    lapack.set_enabled(False)
+    try:
+        return ts.program(f)(*args)
+    finally:
+        lapack.set_enabled(previous)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_xla_path_failures_are_nan_and_singular_matrices_tiny(dtype: type, rng: np.random.Generator) -> None:
+    """What LAPACK's path guarantees, on the default platform's XLA expansion: a matrix that is not positive
+    definite has an all-NaN Cholesky factor (StableHLO leaves it implementation-defined; cuSOLVER leaves a
+    non-positive pivot), a non-finite matrix all-NaN eigen- and singular decompositions, and an exactly singular
+    matrix a determinant that QR's rounding leaves tiny (LAPACK's LU gives 0)."""
+    good = spd(rng, 3, 3)
+    not_pd = np.stack([good, np.diag([1.0, -1.0, 2.0]), np.diag([1.0, 0.0, 2.0]), np.ones((3, 3))]).astype(dtype)
+    singular = general(rng, 3, 4, 4)
+    singular[1, 2] = 0
+    singular[2] = np.ones((4, 4))
+    nan_input = np.stack([good, good]).astype(dtype)
+    nan_input[1, 2, 0] = np.nan
+
+    def run(p: Any, s: Any, n: Any) -> Any:
+        return LA.cholesky(p), LA.det(s), LA.slogdet(s), LA.eigh(n), LA.svd(n)
+
+    low, det, (sign, logdet), (w, v), (u, sv, vh) = xla_path(run, not_pd, singular.astype(dtype), nan_input)
+    low = np.asarray(low)
+    np.testing.assert_allclose(low[0], np.linalg.cholesky(good), rtol=1e-5)
+    assert np.isnan(low[1:]).all(), low
+    for x in (w, v, u, sv, vh):
+        assert np.isfinite(np.asarray(x)[0]).all() and np.isnan(np.asarray(x)[1]).all()
+    tiny = -30 if dtype == np.float64 else -10
+    assert (np.asarray(logdet)[1:] < tiny).all() and (np.abs(np.asarray(det)[1:]) < np.exp(tiny)).all()
+    sign_np, logdet_np = np.linalg.slogdet(singular[0])
+    assert float(np.asarray(sign)[0]) == sign_np
+    np.testing.assert_allclose(np.asarray(logdet)[0], logdet_np, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_half_precision_factorizations_compute_in_f32(dtype: Any, rng: np.random.Generator) -> None:
+    """f16/bf16 solve, triangular solve, Cholesky, QR, eigh and det are computed in f32 and rounded (XLA's GPU
+    backend has none of them in half precision): results are the f64 answer rounded, on both paths."""
+    import ml_dtypes
+
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    a = spd(rng, 2, 4, 4).astype(dt)
+    b = rng.standard_normal((2, 4, 2)).astype(dt)
+
+    def run(a: Any, b: Any) -> Any:
+        return (LA.solve(a, b), LA.solve_triangular(a, b, lower=True), LA.cholesky(a), LA.qr(a), LA.eigh(a),
+                LA.det(a))
+
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    eps = float(ml_dtypes.finfo(dt).eps)
+    solved, tri, low, (q, r), (w, v), det = outs = ts.program(run)(a, b)  # LAPACK has no half kernels
+    f64 = [np.asarray(x).astype(np.float64) for x in (solved, tri, low, q, r, w, v, det)]
+    assert all(np.asarray(x).dtype == dt for x in (solved, tri, low, q, r, w, v, det)), outs
+    np.testing.assert_allclose(f64[0], np.linalg.solve(a64, b64), rtol=8 * eps, atol=8 * eps)
+    np.testing.assert_allclose(f64[1], np.linalg.solve(np.tril(a64), b64), rtol=8 * eps, atol=8 * eps)
+    np.testing.assert_allclose(f64[2], np.linalg.cholesky(a64), rtol=4 * eps, atol=4 * eps)
+    np.testing.assert_allclose(f64[3] @ f64[4], a64, rtol=16 * eps, atol=64 * eps)
+    np.testing.assert_allclose(f64[5], np.linalg.eigvalsh(a64), rtol=4 * eps)
+    np.testing.assert_allclose(f64[7], np.linalg.det(a64), rtol=8 * eps)
 
 
 @needs_lapack

@@ -18,18 +18,48 @@ from tensorstage.staging.errors import ShapeError, TransformError
 
 from primitive_cases import canonical_svd
 
-LA = tnp.linalg
-
-# svd lowers only through LAPACK, which needs SciPy; with SciPy, test_linalg.py asserts the kernels are on.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="SciPy missing")
 
 
-@pytest.fixture(autouse=True)
-def lapack_on() -> Iterator[None]:
-    """svd needs LAPACK (XLA has no SVD): on for every test here, whatever ``TENSORSTAGE_LAPACK`` says."""
-    lapack.set_enabled(True)
+class _FreshLinalg:
+    """``tnp.linalg`` whose calls on host data each run in a fresh program. Eager ops keep their executable per
+    signature whatever ``lapack.set_enabled`` says later, so without this the second path's eager calls would
+    rerun the first path's lowering. Calls on traced values (inside ``grad``, ``vmap``) go straight through."""
+
+    def __getattr__(self, name: str) -> Any:
+        f = getattr(tnp.linalg, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if not all(isinstance(x, (np.ndarray, np.generic, int, float, str, type(None))) for x in args):
+                return f(*args, **kwargs)
+            arrays = [i for i, x in enumerate(args) if isinstance(x, np.ndarray)]
+
+            def staged(*xs: Any) -> Any:
+                full = list(args)
+                for i, x in zip(arrays, xs):
+                    full[i] = x
+                return f(*full, **kwargs)
+
+            return ts.program(staged)(*(args[i] for i in arrays))
+
+        return call
+
+
+LA: Any = _FreshLinalg()
+
+
+@pytest.fixture(autouse=True, params=["lapack", "xla"])
+def path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test on both lowerings of svd: LAPACK's gesdd (CPU with SciPy) and the QR + eigh one used
+    everywhere else (``TENSORSTAGE_LAPACK=0``; other platforms). The LAPACK half is skipped where it cannot run:
+    without SciPy, or when the default device is not a CPU (there the other half is that platform's path)."""
+    if request.param == "lapack":
+        if importlib.util.find_spec("scipy") is None:
+            pytest.skip("SciPy missing")
+        if ts.default_device().platform != "cpu":
+            pytest.skip(f"LAPACK is CPU-only; the default device is {ts.default_device().platform}")
+    lapack.set_enabled(request.param == "lapack")
     try:
-        yield
+        yield request.param
     finally:
         lapack.set_enabled(None)
 
@@ -46,7 +76,12 @@ def tol(dtype: Any) -> dict[str, float]:
 @pytest.mark.parametrize("full_matrices", [False, True])
 def test_svd_matches_numpy(shape: tuple[int, ...], dtype: type, full_matrices: bool, rng: np.random.Generator) -> None:
     a = rng.standard_normal(shape).astype(dtype)
-    u, s, vh = (np.asarray(x) for x in LA.svd(a, full_matrices=full_matrices))
+    # one program for the three calls (compiles are this file's cost)
+    (u, s, vh), values, svdvals = ts.program(
+        lambda x: (tnp.linalg.svd(x, full_matrices), tnp.linalg.svd(x, full_matrices, compute_uv=False),
+                   tnp.linalg.svdvals(x))
+    )(a)
+    u, s, vh = (np.asarray(x) for x in (u, s, vh))
     assert u.dtype == s.dtype == vh.dtype == dtype
     want = canonical_svd(*np.linalg.svd(a.astype(np.float64), full_matrices=full_matrices))
     for got, ref in zip((u, s, vh), want):
@@ -57,9 +92,8 @@ def test_svd_matches_numpy(shape: tuple[int, ...], dtype: type, full_matrices: b
     np.testing.assert_allclose(rebuilt, a, **tol(dtype))
     eye_u = np.swapaxes(u, -1, -2) @ u
     np.testing.assert_allclose(eye_u, np.broadcast_to(np.eye(u.shape[-1]), eye_u.shape), **tol(dtype))
-    values = np.asarray(LA.svd(a, full_matrices, compute_uv=False))
-    np.testing.assert_allclose(values, want[1], **tol(dtype))
-    np.testing.assert_allclose(np.asarray(LA.svdvals(a)), want[1], **tol(dtype))
+    np.testing.assert_allclose(np.asarray(values), want[1], **tol(dtype))
+    np.testing.assert_allclose(np.asarray(svdvals), want[1], **tol(dtype))
 
 
 def test_svd_is_accurate_on_moderately_conditioned_input(rng: np.random.Generator) -> None:
@@ -201,20 +235,45 @@ def test_bad_inputs_raise_clear_errors() -> None:
         LA.cond(np.ones((2, 3)), 1)
 
 
-def test_without_lapack_lowering_names_the_op_platform_and_fix() -> None:
+def test_lowering_without_lapack_uses_qr_and_eigh(path: str) -> None:
     staged = ts.program(lambda a: LA.svd(a)).stage(np.eye(3))
-    assert "lapack_dgesdd_ffi" in staged.stablehlo()
-    with pytest.raises(NotImplementedError, match="svd .*platform 'gpu'.*SciPy"):
-        staged.stablehlo("gpu")
-    lapack.set_enabled(False)
-    try:
-        with pytest.raises(NotImplementedError, match="svd .*LAPACK disabled.*SciPy"):
-            ts.program(lambda a: LA.svd(a))(np.eye(3))
-    finally:
-        lapack.set_enabled(True)
+    assert ("lapack_dgesdd_ffi" in staged.stablehlo()) == (path == "lapack")
+    gpu = staged.stablehlo("gpu")  # lowered, not compiled
+    assert "gesdd" not in gpu and '"Eigh"' in gpu and '"Qr"' in gpu
+
+
+def test_fallback_is_accurate_on_rank_deficient_and_repeated_batches(path: str, rng: np.random.Generator) -> None:
+    """Rank-deficient, repeated and zero singular values (the eigenvectors of ``±0`` mix on the fallback):
+    the factors stay orthonormal and reproduce the input, in both modes and orientations."""
+    cases = [
+        rng.standard_normal((4, 6, 2)) @ rng.standard_normal((4, 2, 5)),  # rank 2 of 5
+        np.stack([np.diag([3.0, 3.0, 1.0, 1.0, 0.0]), np.zeros((5, 5))]),  # repeated, zero, all zero
+        rng.standard_normal((3, 7, 1)) @ rng.standard_normal((3, 1, 4)),  # rank 1, tall
+    ]
+    inputs = [y for x in cases for y in (x, np.swapaxes(x, -1, -2))]
+    for dtype in (np.float32, np.float64):
+        eps = float(np.finfo(dtype).eps)
+        arrays = [x.astype(dtype) for x in inputs]
+        outs = ts.program(lambda *xs: [tnp.linalg.svd(x, full) for x in xs for full in (False, True)])(*arrays)
+        for i, a in enumerate(arrays):
+            scale = max(float(np.abs(a).max()), 1.0)
+            for full in (False, True):
+                u, s, vh = (np.asarray(o).astype(np.float64) for o in outs[2 * i + full])
+                k = s.shape[-1]
+                np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                                           atol=50 * eps * scale)
+                assert (np.diff(s, axis=-1) <= 0).all() and (s >= 0).all()
+                rebuilt = (u[..., :k] * s[..., None, :]) @ vh[..., :k, :]
+                np.testing.assert_allclose(rebuilt, a.astype(np.float64), atol=50 * eps * scale)
+                for q in (np.swapaxes(u, -1, -2) @ u, vh @ np.swapaxes(vh, -1, -2)):
+                    np.testing.assert_allclose(q, np.broadcast_to(np.eye(q.shape[-1]), q.shape), atol=50 * eps)
 
 
 def test_nan_where_lapack_fails() -> None:
-    a = np.full((3, 3), np.nan)
+    """A matrix holding a NaN gives NaNs everywhere; one holding an infinity NaN singular values (LAPACK leaves
+    its vectors finite but meaningless; the fallback makes them NaN too). The rest of the batch is unaffected."""
+    a = np.stack([np.full((3, 3), np.nan), np.eye(3), np.diag([1.0, np.inf, 2.0])])
     s = np.asarray(LA.svdvals(a))
-    assert np.isnan(s).all()
+    assert np.isnan(s[[0, 2]]).all() and (s[1] == 1).all()
+    u, s, vh = (np.asarray(x) for x in LA.svd(a[:, :, :2]))
+    assert np.isnan(s[[0, 2]]).all() and all(np.isnan(x[0]).all() and np.isfinite(x[1]).all() for x in (u, s, vh))

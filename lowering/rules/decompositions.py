@@ -31,6 +31,7 @@ from ...staging.primitives import decompositions as D
 from .. import lapack
 from ..emit import Emitter, Value, i64_array, int_list, lowers, tensor_type
 from .elementwise import compare, widen
+from .linalg import precision_props
 
 
 def masked_triangle(em: Emitter, x: Value, keep: str) -> Value:
@@ -64,7 +65,7 @@ def _pad(em: Emitter, x: Value, shape: Sequence[int]) -> Value:
     return em.op("stablehlo.pad", [x, em.scalar(0, x.aval.dtype)], [Aval(tuple(shape), x.aval.dtype)], props)[0]
 
 
-def _matmul(em: Emitter, x: Value, y: Value, transpose_x: bool = False) -> Value:
+def batched_matmul(em: Emitter, x: Value, y: Value, transpose_x: bool = False) -> Value:
     """Batched ``x @ y`` (``xᵀ @ y`` with ``transpose_x``) over the last two axes."""
     n = x.aval.ndim
     batch = list(range(n - 2))
@@ -75,7 +76,8 @@ def _matmul(em: Emitter, x: Value, y: Value, transpose_x: bool = False) -> Value
         f"#stablehlo.dot<lhs_batching_dimensions = {batch}, rhs_batching_dimensions = {batch}, "
         f"lhs_contracting_dimensions = [{contract}], rhs_contracting_dimensions = [{n - 2}]>"
     )
-    return em.op("stablehlo.dot_general", [x, y], [out], f"dot_dimension_numbers = {numbers}")[0]
+    props = f"dot_dimension_numbers = {numbers}" + precision_props(em, x.aval.dtype)
+    return em.op("stablehlo.dot_general", [x, y], [out], props)[0]
 
 
 def _lapack_target(em: Emitter, kernel: str, a: Aval) -> str | None:
@@ -130,17 +132,68 @@ def lapack_call(
 
 def nan_where_failed(em: Emitter, info: Value, x: Value) -> Value:
     """``x`` with every matrix (or vector) whose LAPACK ``info`` is nonzero replaced by NaNs."""
-    batch = info.aval.ndim
-    failed = compare(em, info, widen(em, em.scalar(0, info.aval.dtype), info.aval.shape), "NE")
+    return nan_where(em, compare(em, info, widen(em, em.scalar(0, info.aval.dtype), info.aval.shape), "NE"), x)
+
+
+def nan_where(em: Emitter, failed: Value, x: Value) -> Value:
+    """``x`` with every matrix (or vector) whose batch entry of ``failed`` (a bool per batch index) is true
+    replaced by NaNs."""
     mask = em.op(
         "stablehlo.broadcast_in_dim", [failed], [Aval(x.aval.shape, dtypes.BOOL)],
-        f"broadcast_dimensions = {i64_array(list(range(batch)))}",
+        f"broadcast_dimensions = {i64_array(list(range(failed.aval.ndim)))}",
     )[0]
     nan = widen(em, em.scalar(float("nan"), x.aval.dtype), x.aval.shape)
     return em.op("stablehlo.select", [mask, nan, x], [x.aval])[0]
 
 
+def _all_last(em: Emitter, ok: Value, axes: int) -> Value:
+    """Per batch index, whether ``ok`` (bool) holds over all of its last ``axes`` axes."""
+    aval = ok.aval
+    bool_scalar = Aval((), dtypes.BOOL)
+    return em.op(
+        "stablehlo.reduce", [ok, em.scalar(True, dtypes.BOOL)], [Aval(aval.shape[: aval.ndim - axes], dtypes.BOOL)],
+        f"dimensions = {i64_array(list(range(aval.ndim - axes, aval.ndim)))}",
+        [em.binary_region("stablehlo.and", bool_scalar)],
+    )[0]
+
+
+def non_finite(em: Emitter, x: Value) -> Value:
+    """Per matrix of ``x``, whether it holds a NaN or an infinity (a bool per batch index)."""
+    finite = em.op("stablehlo.is_finite", [x], [Aval(x.aval.shape, dtypes.BOOL)])[0]
+    return em.op("stablehlo.not", [_all_last(em, finite, 2)], [Aval(x.aval.shape[:-2], dtypes.BOOL)])[0]
+
+
+# ------------------------------------------------------------------------------- half precision, in f32
+
+_HALF = frozenset((np.dtype(np.float16), dtypes.bfloat16))
+_F32 = np.dtype(np.float32)
+
+
+def in_f32(rule: Callable[..., list[Value]]) -> Callable[..., list[Value]]:
+    """``rule`` computed in f32 for f16/bf16 operands, its floating results rounded back: XLA's GPU backend has
+    no half-precision triangular solve (nor Cholesky, QR or Jacobi eigh), and XLA's CPU expansions in half
+    precision lose most digits. Every platform does the same, so CPU and GPU agree (LAPACK has no half kernels
+    either, so the CPU LAPACK path is unaffected)."""
+
+    def wrapped(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], **params: Any) -> list[Value]:
+        if not any(v.aval.dtype in _HALF for v in args):
+            return rule(em, args, outs, **params)
+        wide = [_convert(em, v, _F32) if v.aval.dtype in _HALF else v for v in args]
+        wide_outs = [Aval(o.shape, _F32) if o.dtype in _HALF else o for o in outs]
+        results = rule(em, wide, wide_outs, **params)
+        return [_convert(em, r, o.dtype) if r.aval.dtype != o.dtype else r for r, o in zip(results, outs)]
+
+    wrapped.__name__ = rule.__name__
+    wrapped.__doc__ = rule.__doc__
+    return wrapped
+
+
+def _convert(em: Emitter, x: Value, dtype: np.dtype[Any]) -> Value:
+    return em.op("stablehlo.convert", [x], [Aval(x.aval.shape, dtype)])[0]
+
+
 @lowers(D.cholesky_p)
+@in_f32
 def _cholesky(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     (a,) = args
     target = _lapack_target(em, "potrf", a.aval)
@@ -150,10 +203,23 @@ def _cholesky(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[
         factor, status = lapack_call(em, target, [a], [a.aval, info], uplo="U")
         return [nan_where_failed(em, status, masked_triangle(em, factor, "GE"))]
     factor = em.op("stablehlo.cholesky", args, outs, "lower = true")[0]
-    return [masked_triangle(em, factor, "GE")]  # the other triangle is unspecified
+    # StableHLO leaves the result implementation-defined where A is not positive definite: XLA's CPU expansion
+    # gives NaNs, cuSOLVER's potrf stops at the failing column and leaves a non-positive (or NaN) pivot on the
+    # diagonal. Either way the failed matrix becomes all NaN, as LAPACK's path makes it.
+    return [nan_where(em, _bad_pivots(em, factor), masked_triangle(em, factor, "GE"))]  # other triangle unspecified
+
+
+def _bad_pivots(em: Emitter, factor: Value) -> Value:
+    """Per matrix, whether a Cholesky factor's diagonal is not all finite and positive."""
+    d = matrix_diagonal(em, factor)
+    positive = compare(em, d, widen(em, em.scalar(0, d.aval.dtype), d.aval.shape), "GT")
+    finite = em.op("stablehlo.is_finite", [d], [Aval(d.aval.shape, dtypes.BOOL)])[0]
+    good = em.op("stablehlo.and", [positive, finite], [Aval(d.aval.shape, dtypes.BOOL)])[0]
+    return em.op("stablehlo.not", [_all_last(em, good, 1)], [Aval(d.aval.shape[:-1], dtypes.BOOL)])[0]
 
 
 @lowers(D.triangular_solve_p)
+@in_f32
 def _triangular_solve(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, left_side: bool, lower: bool, transpose_a: bool,
     unit_diagonal: bool,
@@ -170,7 +236,8 @@ def flag(value: bool) -> str:
 
 
 @lowers(D.qr_p)
-def _qr(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, full_matrices: bool) -> list[Value]:
+@in_f32
+def qr_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, full_matrices: bool) -> list[Value]:
     (a,) = args
     *batch, m, n = a.aval.shape
     k = min(m, n)
@@ -211,7 +278,8 @@ def _qr(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, full_matric
 
 
 @lowers(D.eigh_p)
-def _eigh(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+@in_f32
+def eigh_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     (a,) = args
     w_aval, v_aval = outs
     target = _lapack_target(em, "syevd", a.aval)
@@ -228,7 +296,10 @@ def _eigh(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Valu
     v, w = em.op("stablehlo.custom_call", [a], [v_aval, w_aval], config)
     if a.aval.dtype == np.float64:
         v = _refine_eigenvectors(em, a, w, v)
-    return [w, _canonical_signs(em, v)]
+    # Jacobi sweeps on a NaN or infinity give whatever the backend's arithmetic makes of it; LAPACK's path
+    # gives an all-NaN result (syevd fails), and so does this one.
+    bad = non_finite(em, masked_triangle(em, a, "GE"))
+    return [nan_where(em, bad, w), nan_where(em, bad, _canonical_signs(em, v))]
 
 
 def _canonical_signs(em: Emitter, v: Value) -> Value:
@@ -291,7 +362,7 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
     strict = masked_triangle(em, a, "GT")
     perm = i64_array([*range(n - 2), n - 1, n - 2])
     sym = em.op("stablehlo.add", [lower, em.op("stablehlo.transpose", [strict], [aval], f"permutation = {perm}")[0]], [aval])[0]
-    b = _matmul(em, v, _matmul(em, sym, v), transpose_x=True)
+    b = batched_matmul(em, v, batched_matmul(em, sym, v), transpose_x=True)
     batch = list(range(n - 2))
     w_col = em.op("stablehlo.broadcast_in_dim", [w], [aval], f"broadcast_dimensions = {i64_array([*batch, n - 1])}")[0]
     w_row = em.op("stablehlo.broadcast_in_dim", [w], [aval], f"broadcast_dimensions = {i64_array([*batch, n - 2])}")[0]
@@ -302,7 +373,7 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
     zero = widen(em, em.scalar(0, aval.dtype), aval.shape)
     safe_gap = em.op("stablehlo.select", [usable, gap, one], [aval])[0]
     correction = em.op("stablehlo.select", [usable, em.op("stablehlo.divide", [b, safe_gap], [aval])[0], zero], [aval])[0]
-    return em.op("stablehlo.add", [v, _matmul(em, v, correction)], [aval])[0]
+    return em.op("stablehlo.add", [v, batched_matmul(em, v, correction)], [aval])[0]
 
 
 # ---------------------------------------------------------------------------------------- solve and slogdet
@@ -310,7 +381,7 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
 _I32 = np.dtype(np.int32)
 
 
-def _diagonal(em: Emitter, x: Value) -> Value:
+def matrix_diagonal(em: Emitter, x: Value) -> Value:
     """The diagonal of every matrix: shape ``(..., n)``."""
     aval = x.aval
     scalar = Aval((), aval.dtype)
@@ -418,10 +489,11 @@ def _tri(em: Emitter, a: Value, b: Value, *, lower: bool, transpose_a: bool, uni
 def _square_qr(em: Emitter, a: Value) -> list[Value]:
     """``(q, r, det(Q))`` of square matrices, through the QR lowering (XLA's or LAPACK's)."""
     square = Aval(a.aval.shape, a.aval.dtype)
-    return list(_qr(em, [a], [square, square, Aval(a.aval.shape[:-2], a.aval.dtype)], full_matrices=False))
+    return list(qr_lowering(em, [a], [square, square, Aval(a.aval.shape[:-2], a.aval.dtype)], full_matrices=False))
 
 
 @lowers(D.solve_p)
+@in_f32
 def _solve(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, transpose_a: bool) -> list[Value]:
     a, b = args
     target = _lapack_target(em, "getrf", a.aval)
@@ -429,8 +501,8 @@ def _solve(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, transpos
         # Householder QR, A = QR: A⁻¹ B = R⁻¹ (Qᵀ B) and A⁻ᵀ B = Q (R⁻ᵀ B).
         q, r, _ = _square_qr(em, a)
         if transpose_a:
-            return [_matmul(em, q, _tri(em, r, b, lower=False, transpose_a=True))]
-        return [_tri(em, r, _matmul(em, q, b, transpose_x=True), lower=False, transpose_a=False)]
+            return [batched_matmul(em, q, _tri(em, r, b, lower=False, transpose_a=True))]
+        return [_tri(em, r, batched_matmul(em, q, b, transpose_x=True), lower=False, transpose_a=False)]
     # With W from _getrf (A = Uᵀ Lᵀ Pᵀ): A X = B is X = P Lᵀ⁻¹ Uᵀ⁻¹ B, Aᵀ X = B is X = U⁻¹ L⁻¹ Pᵀ B.
     packed, swaps = _getrf(em, target, a)
     if transpose_a:
@@ -461,18 +533,19 @@ def _swap_parity(em: Emitter, swaps: Value, dtype: np.dtype[Any]) -> Value:
 
 
 @lowers(D.slogdet_p)
+@in_f32
 def _slogdet(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     (a,) = args
     dtype = a.aval.dtype
     target = _lapack_target(em, "getrf", a.aval)
     if target is None:
         _, r, q_det = _square_qr(em, a)
-        d = _diagonal(em, r)
+        d = matrix_diagonal(em, r)
         parity = q_det  # det(Q) = ±1
     else:
         # det(A) = det(Uᵀ) det(Pᵀ): U's diagonal, and one sign flip per step that swapped two distinct rows.
         packed, swaps = _getrf(em, target, a)
-        d = _diagonal(em, packed)
+        d = matrix_diagonal(em, packed)
         parity = _swap_parity(em, swaps, dtype)
     signs = _reduce_last(em, em.op("stablehlo.sign", [d], [d.aval])[0], "stablehlo.multiply", 1)
     sign = em.op("stablehlo.multiply", [parity, signs], [signs.aval])[0]
@@ -482,6 +555,7 @@ def _slogdet(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[V
 
 
 @lowers(D.det_p)
+@in_f32
 def _det(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     (out,) = outs
     sign, logdet = _slogdet(em, args, [out, out])
@@ -495,6 +569,7 @@ def _spread(em: Emitter, x: Value, like: Aval, axes: Sequence[int]) -> Value:
 
 
 @lowers(D.cofactors_p)
+@in_f32
 def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     """``C = adj(A)ᵀ`` from a factorization ``M = (permutation or Q) · (unit lower) · T``, ``T`` triangular:
     ``adj(M) = s · adj(T) · B`` with ``B = L⁻¹Pᵀ`` (LU of ``M = Aᵀ``, so ``adj(M)`` is ``C``; ``s = det P``) or
@@ -541,7 +616,7 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
         def solve_t(e: Emitter, t: Value, x: Value) -> Value:
             return _tri(e, t, x, lower=True, transpose_a=True)  # U⁻¹ X
 
-    d = _diagonal(em, tri)
+    d = matrix_diagonal(em, tri)
     vec = d.aval
     zero_pivot = compare(em, d, widen(em, em.scalar(0, dtype), vec.shape), "EQ")
     mask = em.op(  # 1 at zero pivots
@@ -570,9 +645,10 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
         eye = masked_triangle(r, full(1), "EQ")
         tri1 = r.op("stablehlo.add", [tri, masked_triangle(r, along_cols(mask), "EQ")], [aval])[0]
         inverse = solve_t(r, tri1, eye)  # T₁⁻¹
-        y = _matmul(r, inverse, make_base(r))  # T₁⁻¹ B: a product compiles faster than another triangular solve
+        # T₁⁻¹ B: a product compiles faster than another triangular solve
+        y = batched_matmul(r, inverse, make_base(r))
         flat = r.op("stablehlo.reshape", [mask], [Aval((*aval.shape[:-2], 1, aval.shape[-1]), dtype)])[0]
-        cum = r.op("stablehlo.reshape", [_matmul(r, flat, masked_triangle(r, full(1), "LE"))], [vec])[0]
+        cum = r.op("stablehlo.reshape", [batched_matmul(r, flat, masked_triangle(r, full(1), "LE"))], [vec])[0]
         is_zero_pivot = compare(r, mask, full(1, vec.shape), "EQ")  # cum: zero pivots up to each index
 
         def nth(k: Value) -> Value:  # 0/1 indicator of the zero pivot with cum == k

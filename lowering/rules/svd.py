@@ -1,11 +1,12 @@
 """StableHLO for ``svd``: LAPACK's divide-and-conquer ``gesdd`` on CPU (jaxlib's typed-FFI kernel, batched over
 leading axes), with NaNs in every output of a matrix whose ``info`` is nonzero.
 
-XLA has no SVD expander, and no fallback is implemented: lowering ``svd`` for another platform, or on CPU without
-the LAPACK kernels (SciPy missing, or ``TENSORSTAGE_LAPACK=0``), raises a ``NotImplementedError`` naming the op,
-the platform and how to enable LAPACK, rather than computing a less accurate answer silently.
+XLA has no SVD expander. Where gesdd is not available (other platforms, CPU without SciPy or with
+``TENSORSTAGE_LAPACK=0``) the SVD is built from ops XLA lowers everywhere (see :func:`_svd_by_eigh`): QR, then
+the symmetric eigenproblem of the augmented matrix ``[[0, R], [Rᵀ, 0]]``, whose eigenvalues are ``±σ`` with
+eigenvectors ``[u; ±v] / √2``. That keeps SVD accuracy (``AᵀA`` would square the condition number).
 
-After the kernel, the singular vectors get their deterministic signs (see ``staging/primitives/svd.py``).
+After either, the singular vectors get their deterministic signs (see ``staging/primitives/svd.py``).
 """
 
 from __future__ import annotations
@@ -18,22 +19,11 @@ from ...staging.ir import Aval
 from ...staging.primitives import svd as SV
 from .. import lapack
 from ..emit import Emitter, Value, i64_array, lowers
-from .decompositions import apply_signs, lapack_call, leading_slice, masked_triangle, nan_where_failed, vector_signs
+from .decompositions import (
+    apply_signs, batched_matmul, eigh_lowering, in_f32, lapack_call, leading_slice, masked_triangle, matrix_diagonal,
+    nan_where, nan_where_failed, non_finite, qr_lowering, vector_signs,
+)
 from .elementwise import compare, widen
-
-
-def _missing_lapack(platform: str) -> NotImplementedError:
-    if platform != "cpu":
-        where = f"on platform {platform!r}: XLA has no SVD expander and tensorstage has no fallback for it"
-    elif not lapack.enabled():
-        where = "on CPU with LAPACK disabled (TENSORSTAGE_LAPACK=0 or lapack.set_enabled(False))"
-    else:
-        where = "on CPU without jaxlib's LAPACK kernels (they bind to SciPy's LAPACK: is SciPy installed?)"
-    return NotImplementedError(
-        f"svd (tnp.linalg.svd, svdvals, pinv, lstsq, matrix_rank, cond) cannot be lowered {where}. "
-        "SVD is lowered only through LAPACK's gesdd on CPU: install SciPy (`pip install scipy`, or the "
-        "'tensorstage[lapack]' extra), leave TENSORSTAGE_LAPACK unset, and compile for the CPU device."
-    )
 
 
 def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
@@ -64,6 +54,7 @@ def _identity(em: Emitter, aval: Aval) -> Value:
 
 
 @lowers(SV.svd_p)
+@in_f32
 def _svd(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, full_matrices: bool, compute_uv: bool
 ) -> list[Value]:
@@ -84,7 +75,7 @@ def _svd(
         return [_identity(em, u_aval), s, _identity(em, vh_aval)]
     target = lapack.target("gesdd", dtype, em.platform)
     if target is None:
-        raise _missing_lapack(em.platform)
+        return _svd_by_eigh(em, a, full_matrices=full_matrices, compute_uv=compute_uv)
     info = Aval(tuple(batch), np.dtype(np.int32))
     mode = "N" if not compute_uv else ("A" if full_matrices else "S")
     _, s, u, vh, status = lapack_call(
@@ -96,3 +87,123 @@ def _svd(
     u, vh = _canonical(em, nan_where_failed(em, status, u), nan_where_failed(em, status, vh), k)
     return [u, s, vh]
 
+
+# ------------------------------------------------------------------------------------ without LAPACK
+
+
+def _svd_by_eigh(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool) -> list[Value]:
+    """The SVD from QR and a symmetric eigensolver (XLA's expansions, on every platform); a wide matrix through
+    its transpose. A matrix holding a NaN or an infinity gets all-NaN outputs, as LAPACK's path gives it."""
+    *batch, m, n = a.aval.shape
+    bad = non_finite(em, a)
+    if m >= n:
+        outs = _tall_svd(em, a, full_matrices=full_matrices, compute_uv=compute_uv)
+    else:  # Aᵀ = U S Vᵀ, so A = V S Uᵀ
+        outs = _tall_svd(em, _transpose(em, a), full_matrices=full_matrices, compute_uv=compute_uv)
+        if compute_uv:
+            u_t, s_t, vh_t = outs
+            outs = [_transpose(em, vh_t), s_t, _transpose(em, u_t)]
+    outs = [nan_where(em, bad, x) for x in outs]
+    if not compute_uv:
+        return outs
+    u, s, vh = outs
+    u, vh = _canonical(em, u, vh, min(m, n))
+    return [u, s, vh]
+
+
+def _tall_svd(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool) -> list[Value]:
+    """``(u, s, vh)`` (or ``(s,)``) of tall matrices (M >= N), signs not yet canonical.
+
+    ``A = Q R`` first (for M > N), so the eigenproblem is 2N x 2N whatever M is, and a complete ``u`` is
+    ``[Q₁ U_R, Q₂]``. The N largest eigenvalues of ``H = [[0, R], [Rᵀ, 0]]`` are the singular values (clamped at
+    zero: rounding leaves ~eps·|A| either side of a zero one). Their eigenvectors' halves are ``u``'s and ``v``'s
+    columns (times ``1/√2``) when ``σ`` is distinct from the rest of H's spectrum, ``-σ`` included; for zero (or
+    tiny) singular values the ``±σ`` eigenvectors mix, the halves are no longer orthonormal and some may vanish.
+    So each half goes through a QR with a positive diagonal: in descending ``σ`` order this normalizes the
+    well-separated columns (changing them only by rounding) and replaces the rest with an orthonormal basis of
+    what is left, which for ``σ`` ~ 0 is as good as any (its error in ``U S Vᵀ`` is ``σ``), keeping both factors
+    orthogonal to working precision."""
+    *batch, m, n = a.aval.shape
+    dtype = a.aval.dtype
+    nb = len(batch)
+    q: Value | None = None
+    if m > n:
+        rows = m if full_matrices else n
+        q, r, _ = qr_lowering(
+            em, [a], [Aval((*batch, m, rows), dtype), Aval((*batch, rows, n), dtype), Aval(tuple(batch), dtype)],
+            full_matrices=full_matrices,
+        )
+        r = leading_slice(em, r, (*batch, n, n)) if rows != n else r
+    else:
+        r = a
+    square = Aval((*batch, 2 * n, 2 * n), dtype)
+    h = em.op("stablehlo.add", [_place(em, r, square, n, "high"), _place(em, _transpose(em, r), square, n, "low")],
+              [square])[0]
+    w, vectors = eigh_lowering(em, [h], [Aval((*batch, 2 * n), dtype), square])
+    top = _reverse(em, _slice(em, w, [0] * nb + [n], [*batch, 2 * n]), nb)
+    s = em.op("stablehlo.maximum", [top, widen(em, em.scalar(0, dtype), top.aval.shape)], [top.aval])[0]
+    if not compute_uv:
+        return [s]
+    top_vectors = _reverse(em, _slice(em, vectors, [0] * (nb + 1) + [n], [*batch, 2 * n, 2 * n]), nb + 1)
+    u_r = _orthonormal(em, _slice(em, top_vectors, [0] * (nb + 2), [*batch, n, n]))
+    v = _orthonormal(em, _slice(em, top_vectors, [0] * nb + [n, 0], [*batch, 2 * n, n]))
+    if q is None:
+        u = u_r
+    elif not full_matrices:
+        u = batched_matmul(em, q, u_r)
+    else:
+        first = batched_matmul(em, _slice(em, q, [0] * (nb + 2), [*batch, m, n]), u_r)
+        rest = _slice(em, q, [0] * (nb + 1) + [n], [*batch, m, m])
+        u = em.op(
+            "stablehlo.concatenate", [first, rest], [Aval((*batch, m, m), dtype)], f"dimension = {nb + 1} : i64"
+        )[0]
+    return [u, s, _transpose(em, v)]
+
+
+def _orthonormal(em: Emitter, x: Value) -> Value:
+    """The Q of square matrices' QR, its columns signed so that R's diagonal is non-negative: column j is
+    column j of ``x`` made orthogonal to the columns before it and normalized (any unit vector orthogonal to
+    them where nothing is left of it)."""
+    aval = x.aval
+    q, r, _ = qr_lowering(em, [x], [aval, aval, Aval(aval.shape[:-2], aval.dtype)], full_matrices=False)
+    d = matrix_diagonal(em, r)
+    negative = compare(em, d, widen(em, em.scalar(0, aval.dtype), d.aval.shape), "LT")
+    minus_one, one = (widen(em, em.scalar(v, aval.dtype), d.aval.shape) for v in (-1, 1))
+    signs = em.op("stablehlo.select", [negative, minus_one, one], [d.aval])[0]
+    return apply_signs(em, q, signs, -2)
+
+
+def _transpose(em: Emitter, x: Value) -> Value:
+    """Every matrix of ``x`` transposed."""
+    *batch, rows, cols = x.aval.shape
+    nb = len(batch)
+    return em.op(
+        "stablehlo.transpose", [x], [Aval((*batch, cols, rows), x.aval.dtype)],
+        f"permutation = {i64_array([*range(nb), nb + 1, nb])}",
+    )[0]
+
+
+def _slice(em: Emitter, x: Value, starts: Sequence[int], limits: Sequence[int]) -> Value:
+    aval = Aval(tuple(hi - lo for lo, hi in zip(starts, limits)), x.aval.dtype)
+    props = (
+        f"start_indices = {i64_array(list(starts))}, limit_indices = {i64_array(list(limits))}, "
+        f"strides = {i64_array([1] * len(starts))}"
+    )
+    return em.op("stablehlo.slice", [x], [aval], props)[0]
+
+
+def _reverse(em: Emitter, x: Value, axis: int) -> Value:
+    return em.op("stablehlo.reverse", [x], [x.aval], f"dimensions = {i64_array([axis])}")[0]
+
+
+def _place(em: Emitter, x: Value, like: Aval, offset: int, corner: str) -> Value:
+    """Square ``x`` (N x N) zero-padded into ``like`` (2N x 2N) at its top right (``corner="high"``: columns from
+    ``offset``) or bottom left (``"low"``: rows from ``offset``)."""
+    nb = x.aval.ndim - 2
+    low = [0] * nb + ([0, offset] if corner == "high" else [offset, 0])
+    high = [0] * nb + ([offset, 0] if corner == "high" else [0, offset])
+    props = (
+        f"edge_padding_low = {i64_array(low)}, edge_padding_high = {i64_array(high)}, "
+        f"interior_padding = {i64_array([0] * (nb + 2))}"
+    )
+    return em.op("stablehlo.pad", [x, em.scalar(0, x.aval.dtype)], [like], props)[0]

@@ -68,7 +68,7 @@ def _extreme(op_name: str, values: Atom, axis: int, largest: bool) -> Atom:
 
 def _singular_values(x: Atom, rows: int, cols: int) -> Atom:
     """Singular values (ascending, ``(..., K)``, K = min(M, N)) of the matrices in axes ``rows`` and ``cols``,
-    from ``eigh`` (lowered everywhere; SVD is CPU-only).
+    from ``eigh`` directly (the eigenvalues alone: cheaper than the ``svd`` primitive, and its derivative rules).
 
     The eigenvalues of the symmetric ``[[0, R], [Rᵀ, 0]]`` are ``±s``, each to within ``eps · max(s)`` as an SVD
     gives them (the Gram matrix ``Rᵀ R`` would lose the small ones: its condition number is squared). ``R`` is

@@ -2,7 +2,8 @@
 
 All are built on the ``svd`` primitive (``staging/primitives/svd.py``), which carries the derivative and batching
 rules, and works on the last two axes with leading axes as batch axes (``lstsq``: 2-D, as in NumPy). SVD lowers
-only through LAPACK on CPU (SciPy installed); elsewhere lowering raises an error that says so.
+through LAPACK's ``gesdd`` on CPU (SciPy installed); elsewhere (GPU, ``TENSORSTAGE_LAPACK=0``) through QR and a
+symmetric eigensolver, as accurate (``lowering/rules/svd.py``).
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
 
     Signs: each column of ``u`` has its largest-magnitude component positive, and the matching row of ``vh``
     follows (NumPy's signs are LAPACK's, unspecified). Derivatives assume distinct singular values, and with
-    ``full_matrices=True`` exist only for square matrices. Lowered through LAPACK's ``gesdd`` on CPU only."""
+    ``full_matrices=True`` exist only for square matrices. Lowered through LAPACK's ``gesdd`` on CPU, elsewhere
+    through QR and ``eigh`` of ``[[0, A], [Aᵀ, 0]]``."""
     if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
         raise TypeError(f"full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
     x = matrix_operand("svd", a)
