@@ -208,6 +208,12 @@ CASES: dict[str, list[Case]] = {
              dtypes=("float32", "int32")),
         Case(normal(3, 4), lambda x, new_dtype: x != 0, {"new_dtype": np.dtype(np.bool_)}, dtypes=NUMERIC),
     ],
+    "bitcast_convert": [
+        Case(normal(3, 4), lambda x, new_dtype: x.astype(np.float32).view(np.int32),  # (x came widened to f64)
+             {"new_dtype": np.dtype(np.int32)}, dtypes=("float32",)),
+        Case(normal(3, 4), lambda x, new_dtype: x.view(np.int64), {"new_dtype": np.dtype(np.int64)},
+             dtypes=("float64",)),
+    ],
     "broadcast_in_dim": [
         Case(normal(3), lambda x, **p: np.broadcast_to(x[None, :, None], (2, 3, 4)),
              {"shape": (2, 3, 4), "broadcast_dimensions": (1,), "names": (None, None, None)}, dtypes=NUMERIC),

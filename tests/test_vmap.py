@@ -110,6 +110,7 @@ CASES: dict[str, list[Case]] = {
     "select": [Case(ops(bools(2, 3), normal(2, 3), normal(2, 3))), Case(ops(bools(), normal(2, 3), normal()))],
     "clamp": [Case(ops(normal(), normal(2, 3), positive())), Case(ops(normal(2, 3), normal(2, 3), positive(2, 3)))],
     "convert": [Case(ops(normal(2, 3)), {"new_dtype": I32}), Case(ops(ints(4)), {"new_dtype": F32})],
+    "bitcast_convert": [Case(ops(normal(2, 3)), {"new_dtype": I32})],
     **{name: [Case(ops(normal(2, 3, 4)), {"axes": (0, 2)}), Case(ops(normal(3)), {"axes": (0,)})]
        for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod")},
     **{name: [Case(ops(normal(3, 4)), {"axis": 1, "index_dtype": I32})] for name in ("argmax", "argmin")},

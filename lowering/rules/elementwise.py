@@ -169,6 +169,11 @@ def _convert(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, new_dt
     return em.op("stablehlo.convert", [x], outs)
 
 
+@lowers(E.bitcast_convert_p)
+def _bitcast_convert(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, new_dtype: Any) -> list[Value]:
+    return em.op("stablehlo.bitcast_convert", args, outs)
+
+
 @lowers(E.integer_pow_p)
 def _integer_pow(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, y: int) -> list[Value]:
     (x,) = args

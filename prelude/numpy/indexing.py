@@ -537,7 +537,10 @@ def update_atom(op_name: str, x: Atom, index: Any, values: Atom, combiner: str) 
     indices = _stack_last(columns, batch, batch_names)
     inserted = tuple(a for a in indexed if not isinstance(items[a], _Range) or items[a].step != 1)  # type: ignore[union-attr]
     dn = G.ScatterDims(tuple(window_dims), inserted, tuple(indexed), len(batch))
-    out = G.scatter(y, indices, updates, dn, combiner)
+    if combiner == "set" and arrays:  # array indices may repeat: make the last update win on every platform
+        out = G.scatter_last_wins(y, indices, updates, dn)
+    else:
+        out = G.scatter(y, indices, updates, dn, combiner)
     return S.reshape(out, x.aval.shape, x.aval.dims)
 
 

@@ -385,12 +385,25 @@ def log2(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     return wrap(_in_f32(_log2, float_operand("log2", x).atom))
 
 
+# Per float dtype: the integer of its width, its mantissa bits, its exponent bias.
+_FLOAT_LAYOUT: dict[np.dtype[Any], tuple[np.dtype[Any], int, int]] = {
+    np.dtype(np.float32): (np.dtype(np.int32), 23, 127),
+    np.dtype(np.float64): (np.dtype(np.int64), 52, 1023),
+}
+
+
 def _log2(a: Atom) -> Atom:
-    out = E.div(E.log(a), E.scalar(float(np.log(2.0)), a))  # can be an ulp off an integer at a power of 2
-    nearest = bind(E.round_p, out)
-    exact = bind(E.and_p, bind(E.is_finite_p, out), bind(E.eq_p, E.pow(E.scalar(2, a), nearest), a))
-    # the snap is a constant offset, so the derivative stays 1 / (x log 2)
-    return E.add(out, stop_gradient(E.select(exact, E.sub(nearest, out), E.scalar(0, out))))
+    out = E.div(E.log(a), E.scalar(float(np.log(2.0)), a))  # can be ulps off an integer at a power of 2
+    width, mantissa, bias = _FLOAT_LAYOUT[a.aval.dtype]
+    bits = E.bitcast_convert(a, width)  # (shifted logically: a set sign bit makes the field too large)
+    field = bind(E.shift_right_logical_p, bits, literal(mantissa, width))
+    fraction = bind(E.and_p, bits, literal((1 << mantissa) - 1, width))
+    normal = bind(E.and_p, bind(E.ge_p, field, literal(1, width)), bind(E.le_p, field, literal(2 * bias, width)))
+    power_of_two = bind(E.and_p, normal, E.eq(fraction, literal(0, width)))
+    exponent = E.sub(E.convert(field, a.aval.dtype), E.scalar(bias, a))
+    # exact at powers of two, read from the bits (a platform's log may be ulps off); the offset is constant, so
+    # the derivative stays 1 / (x log 2)
+    return E.add(out, stop_gradient(E.select(power_of_two, E.sub(exponent, out), E.scalar(0, out))))
 
 
 @op

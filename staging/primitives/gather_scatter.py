@@ -305,16 +305,36 @@ def _where(mask: Atom, x: Atom) -> Atom:
 
 
 def _set_masks(operand: Atom, indices: Atom, updates: Atom, dn: ScatterDims) -> tuple[Atom, Atom]:
-    """(operand elements no update overwrote, updates that won their element) for a ``set`` scatter."""
+    """(operand elements no update overwrote, updates that won their element) for a ``set`` scatter: of several
+    updates to one element the last wins, as a CPU applies them (see ``scatter_last_wins``)."""
     scatter_axes = tuple(u for u in range(updates.aval.ndim) if u not in dn.update_window_dims)
     counts = [updates.aval.shape[u] for u in scatter_axes]
     total = int(np.prod(counts, dtype=np.int64))
     flat_ids = E.add(iota(np.dtype(np.int32), (total,)), literal(1, np.dtype(np.int32)))
     ids = S.broadcast_in_dim(S.reshape(flat_ids, counts), updates.aval.shape, scatter_axes)
-    written = scatter(S.zeros(operand.aval.with_dtype(np.dtype(np.int32)).anonymous()), indices, ids, dn, "set")
+    written = scatter(S.zeros(operand.aval.with_dtype(np.dtype(np.int32)).anonymous()), indices, ids, dn, "max")
     kept = E.eq(written, S.full_like(written, 0))
     won = E.eq(_read_back(written, indices, ids.aval, dn), ids)
     return renamed(kept, operand.aval.with_dtype(dtypes.BOOL)), renamed(won, updates.aval.with_dtype(dtypes.BOOL))
+
+
+def scatter_last_wins(operand: Atom, indices: Atom, updates: Atom, dn: ScatterDims) -> Atom:
+    """A ``set`` scatter in which, of several updates to one element, the last wins (NumPy's rule) on every
+    platform: XLA leaves the order of repeated indices unspecified, and a GPU applies them in any order (so the
+    result, and its derivative, could change between runs). The losing index rows are moved out of bounds, which
+    the scatter drops, so no index repeats. Each index row's window must be written whole or not at all (true of
+    array indexing: its windows are the same slices at every row)."""
+    _, won = _set_masks(operand, indices, updates, dn)
+    scatter_axes = tuple(u for u in range(updates.aval.ndim) if u not in dn.update_window_dims)
+    rows = E.convert(won, np.dtype(np.int32))
+    if dn.update_window_dims:
+        rows = R.reduce_min(rows, tuple(dn.update_window_dims))
+    batch = tuple(indices.aval.shape[d] for d in range(indices.aval.ndim) if d != dn.index_vector_dim)
+    rows = S.reshape(rows, batch) if tuple(updates.aval.shape[u] for u in scatter_axes) == batch else rows
+    keep = S.broadcast_in_dim(E.convert(rows, dtypes.BOOL), indices.aval.shape,
+                              tuple(d for d in range(indices.aval.ndim) if d != dn.index_vector_dim))
+    beyond = S.full_like(indices, int(np.iinfo(indices.aval.dtype).max))
+    return scatter(operand, E.select(keep, indices, beyond), updates, dn, "set")
 
 
 def _extremum_weights(operand: Atom, indices: Atom, updates: Atom, out: Atom, dn: ScatterDims) -> tuple[Atom, Atom]:
