@@ -143,19 +143,19 @@ def test_the_folder_stays_within_its_bound(private_cache: compile_cache.DiskCach
 
 def test_compiler_options_reach_xla_and_key_the_cache(private_cache: compile_cache.DiskCache, rng: Any) -> None:
     x = rng.standard_normal((16, 16)).astype(np.float32)
-    ynn_off = {"xla_cpu_experimental_ynn_fusion_type": ""}
+    ynn_off = {"xla_cpu_experimental_ynn_fusion_type": ""}  # an XLA:CPU option: on the CPU whatever the default
     def gram(a: Any) -> Any:
         return a @ a.T
 
-    f = ts.program(gram, compiler_options=ynn_off)
+    f = ts.program(gram, compiler_options=ynn_off, device="cpu")
     np.testing.assert_allclose(np.asarray(f(x)), x.astype(np.float64) @ x.T, rtol=1e-5, atol=1e-5)
     staged = ts.program(gram).stage(x)
-    assert staged.compile().from_disk_cache is False  # the same module without the options: its own entry
-    assert staged.compile(compiler_options=ynn_off).from_disk_cache is True  # the program's entry
+    assert staged.compile("cpu").from_disk_cache is False  # the same module without the options: its own entry
+    assert staged.compile("cpu", compiler_options=ynn_off).from_disk_cache is True  # the program's entry
     assert backend.compile_options(ynn_off).SerializeAsString() != xc.CompileOptions().SerializeAsString()
     with pytest.raises(ValueError, match="No such compile option: 'xla_no_such_option'"):
-        staged.compile(compiler_options={"xla_no_such_option": True})
+        staged.compile("cpu", compiler_options={"xla_no_such_option": True})
     with pytest.raises(ValueError, match="xla_cpu_enable_fast_math"):
-        staged.compile(compiler_options={"xla_cpu_enable_fast_math": 1.5})
+        staged.compile("cpu", compiler_options={"xla_cpu_enable_fast_math": 1.5})
     with pytest.raises(TypeError, match="compiler_options"):
-        staged.compile(compiler_options={"xla_cpu_enable_fast_math": None})  # type: ignore[dict-item]
+        staged.compile("cpu", compiler_options={"xla_cpu_enable_fast_math": None})  # type: ignore[dict-item]

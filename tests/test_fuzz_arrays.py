@@ -290,7 +290,7 @@ def test_astype_transpose_and_properties() -> None:
         _same(x.astype(dtype), host.astype(dtype))
     with pytest.raises(TypeError, match=r"astype: dtype complex64 is not supported"):
         x.astype(np.complex64)
-    assert x.device == ts.devices("cpu")[0] and x.devices() == (x.device,)
+    assert x.device == ts.default_device() and x.devices() == (x.device,)  # host data goes to the default device
     assert x.block_until_ready() is x and x.is_ready()
 
 

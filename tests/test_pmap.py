@@ -23,6 +23,7 @@ from tensorstage import numpy as tnp
 from tensorstage.staging.errors import DTypeError, ShapeError, TransformError
 
 import spmd_cases
+from conftest import PLATFORM
 from spmd_cases import N, OPS, data, numerical_grad, per_member_grad
 
 HERE = Path(__file__).parent
@@ -191,7 +192,7 @@ def test_one_device_pmap_results_stay_on_device_and_flow_back_in(monkeypatch: py
     step = ts.pmap(lambda x: x * np.float32(0.5) + 1)
     x0 = np.arange(6, dtype=np.float32).reshape(1, 6)
     x = step(x0)
-    assert isinstance(x, ts.Array) and x.shape == (1, 6) and x.devices() == (ts.devices()[0],)
+    assert isinstance(x, ts.Array) and x.shape == (1, 6) and x.devices() == (ts.default_device(),)
     passed: list[Any] = []
     run = spmd_runtime.run
 
@@ -211,7 +212,7 @@ def test_one_device_pmap_results_stay_on_device_and_flow_back_in(monkeypatch: py
         assert passed[-1][0] is previous.buffer
         expected = expected * np.float32(0.5) + 1
     np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6)
-    assert x.numpy().shape == (1, 6) and x.device == ts.devices()[0]
+    assert x.numpy().shape == (1, 6) and x.device == ts.default_device()
     # into a single-device program and an eager op
     np.testing.assert_allclose(np.asarray(ts.program(lambda a: a * 2)(x)), expected * 2, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(tnp.exp(x)), np.exp(expected), rtol=1e-6)
@@ -244,12 +245,17 @@ def test_pmean_of_integers_is_refused() -> None:
 
 
 def test_too_few_devices_says_how_to_get_more() -> None:
-    assert len(ts.devices()) == 1  # the pytest process's CPU client
+    available = len(ts.devices(PLATFORM))  # pmap maps over the default platform's devices
+    assert PLATFORM != "cpu" or available == 1  # the pytest process's CPU client
+    size = available + 3
     with pytest.raises(TransformError) as err:
-        ts.pmap(lambda batch: batch * 2, axis_name="i")(np.ones((4, 3)))
+        ts.pmap(lambda batch: batch * 2, axis_name="i")(np.ones((size, 3)))
     message = str(err.value)
-    assert "argument batch has size 4 along its mapped axis 0" in message
-    assert "only 1 CPU device is available" in message and "TENSORSTAGE_CPU_DEVICES=4" in message
+    assert f"argument batch has size {size} along its mapped axis 0" in message
+    if PLATFORM == "cpu":  # more CPU devices are a setting away
+        assert "only 1 CPU device is available" in message and f"TENSORSTAGE_CPU_DEVICES={size}" in message
+    else:
+        assert f"only {available} {PLATFORM} device" in message
 
 
 def test_mapped_size_must_equal_given_device_count() -> None:
