@@ -9,6 +9,10 @@ Usage: python _first_result.py {tensorstage|jax} {selu|mlp|deep_mlp|chain}
 ``python _first_result.py phases {selu|mlp|deep_mlp}`` instead times tensorstage's first result phase by phase
 (stage, compile or load, first run including the input transfer, second run, the median of later runs), to show
 what bounds a warm start; ``BENCH_COMPILER_OPTIONS`` (JSON) passes ``compiler_options`` to its compile.
+
+On a gpu run (``TENSORSTAGE_BENCH_DEVICE=gpu``, see _common.py) tensorstage makes its GPU client in the import
+phase and its programs run on the GPU; jax's default device is the GPU (``JAX_PLATFORMS=cuda,cpu``). The JSON line
+also says the ``platform`` the result was on.
 """
 
 from __future__ import annotations
@@ -36,18 +40,25 @@ def workload_args(impl: str, workload: str) -> tuple[Any, ...]:
     if workload == "deep_mlp":
         return w.mlp_data(100)
     params, x, y = w.wide_mlp_data()
-    return (params, x, y) if impl == "jax" else (params, w.wide_optimizer.init(params), x, y)
+    if impl == "jax":
+        return params, x, y
+    state = w.wide_optimizer.init(params)  # its step count is an Array on the default device (the CPU)
+    if os.environ.get("TENSORSTAGE_BENCH_DEVICE") == "gpu":  # host data, as the rest: no CPU->GPU Array copy
+        import tensorstage as ts
+
+        state = ts.tree_map(np.asarray, state)
+    return params, state, x, y
 
 
 def ts_program(workload: str) -> Any:
-    import tensorstage as ts
+    import _common
     import workloads as w
 
     if workload == "selu":
-        return ts.program(w.ts_selu)
+        return _common.ts_program(w.ts_selu)
     if workload == "mlp":  # issue #3's step, as mlp_step.py runs it
-        return ts.program(donate_argnums=(0,))(w.ts_wide_step)
-    return ts.program(w.ts_train_step)
+        return _common.ts_program(w.ts_wide_step, donate_argnums=(0,))
+    return _common.ts_program(w.ts_train_step)
 
 
 def jax_program(jax: Any, workload: str) -> Any:
@@ -60,9 +71,15 @@ def jax_program(jax: Any, workload: str) -> Any:
     return jax.jit(w.jax_train_step(jax))
 
 
-def waited(out: Any) -> None:
-    """Wait for a first result: SELU's array, or a train step's loss (its last output)."""
-    (out if hasattr(out, "block_until_ready") else out[-1]).block_until_ready()
+def waited(out: Any) -> Any:
+    """Wait for a first result: SELU's array, or a train step's loss (its last output); returns it."""
+    return (out if hasattr(out, "block_until_ready") else out[-1]).block_until_ready()
+
+
+def platform_of(result: Any) -> str:
+    """Where a result is, for either library: ``'cpu'`` or ``'gpu'``."""
+    devices = result.devices()
+    return ",".join(sorted({d.platform for d in devices}))
 
 
 def phases(workload: str) -> None:
@@ -90,6 +107,8 @@ def phases(workload: str) -> None:
 
 
 def main() -> None:
+    import _common  # before the clock: it only sets the environment (JAX_PLATFORMS) and reads the device
+
     impl, workload = sys.argv[1], sys.argv[2]
     if impl == "phases":
         phases(workload)
@@ -103,8 +122,9 @@ def main() -> None:
         import tensorstage as ts
         from tensorstage.lowering import backend
 
-        backend.cpu_client()
+        backend.client_for(_common.platform_name())  # cpu_client() on a cpu run
     imported = time.perf_counter()
+    out: Any = None
     from_disk = None
     if workload == "chain":
         import numpy as np
@@ -119,22 +139,23 @@ def main() -> None:
         t0 = time.perf_counter()
         if impl == "jax":
             jnp = jax.numpy
-            jax.jit(lambda v: chain(v, jnp.sin, jnp.cos))(x).block_until_ready()
+            out = jax.jit(lambda v: chain(v, jnp.sin, jnp.cos))(x).block_until_ready()
         else:
             from tensorstage import numpy as tnp
 
-            f: Any = ts.program(lambda v: chain(v, tnp.sin, tnp.cos))
-            f(x).block_until_ready()
+            f: Any = _common.ts_program(lambda v: chain(v, tnp.sin, tnp.cos))
+            out = f(x).block_until_ready()
     else:
         args = workload_args(impl, workload)
         t0 = time.perf_counter()
         f = jax_program(jax, workload) if impl == "jax" else ts_program(workload)
-        waited(f(*args))
+        out = waited(f(*args))
     done = time.perf_counter()
     if impl != "jax":
         (compiled,) = f._cache.values()
         from_disk = compiled.from_disk_cache
-    print(json.dumps({"import_s": imported - start, "first_result_s": done - t0, "from_disk": from_disk}))
+    print(json.dumps({"import_s": imported - start, "first_result_s": done - t0, "from_disk": from_disk,
+                      "platform": platform_of(out)}))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ def write_svg(summary: list[dict[str, Any]], path: str, info: dict[str, str]) ->
         f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
         '<text x="10" y="20" font-size="15" font-weight="bold">tensorstage vs issue #6 targets '
         "(bar = measured / target; the line at 1 is the target)</text>",
-        f'<text x="10" y="38" fill="#555">{escape(info.get("cpu", ""))}; jaxlib {escape(info.get("jaxlib", ""))}, '
+        f'<text x="10" y="38" fill="#555">{escape(info.get("gpu", info.get("cpu", "")))}; jaxlib {escape(info.get("jaxlib", ""))}, '
         f'jax {escape(info.get("jax", ""))}, Python {escape(info.get("python", ""))}</text>',
     ]
     for i, row in enumerate(rows):

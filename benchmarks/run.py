@@ -4,14 +4,25 @@
     .venv/bin/python benchmarks/run.py            # all
     .venv/bin/python benchmarks/run.py dispatch   # some: their rows replace theirs in results.json
     .venv/bin/python benchmarks/run.py --summarize   # the summary and chart again from results.json
+    .venv/bin/python benchmarks/run.py --quick dispatch   # fewer repeats: prints, never writes results.json
+
+    python3 benchmarks/run.py --device gpu --quick    # dispatch, steady_state, time_to_first_result on the GPU
+
+``--device gpu`` runs tensorstage and jax.jit on the GPU (NumPy stays on the host), after a preflight that both
+reach it, and writes ``results_gpu.json`` / ``results_gpu.svg`` (never results.json); only the scripts in
+``GPU_SCRIPTS`` know the GPU. A script that fails or passes ``--timeout`` is reported and the others still run.
+``TENSORSTAGE_BENCH_GPU_AS_CPU=1`` with ``--device gpu`` is a dry run of those code paths on the CPU (writes
+nothing).
 
 Without jax installed, the jax columns are absent and the rows that need them say so.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -19,12 +30,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _common
 from _common import machine
 from plot import write_svg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results.json")
+RESULTS_GPU = os.path.join(HERE, "results_gpu.json")
 SCRIPTS = ("dispatch", "staging_speed", "steady_state", "warm_start", "time_to_first_result", "memory")
+GPU_SCRIPTS = ("dispatch", "steady_state", "time_to_first_result")  # the ones that place their work on the GPU
 _NOT_BENCHMARKS = {"run", "plot", "workloads"}
 
 
@@ -38,20 +52,51 @@ def all_scripts() -> tuple[str, ...]:
     return SCRIPTS + tuple(others)
 
 
-def run_scripts(names: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Every row the scripts report, each tagged with the script that measured it."""
+def run_scripts(names: tuple[str, ...], keep_going: bool = False, timeout: float | None = None,
+                timed: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every row the scripts report, each tagged with the script that measured it, and the scripts that failed.
+    Without ``keep_going`` the first failure raises (as always on a full CPU run); with it, a failed or timed-out
+    script is reported and the rest still run. ``timed`` prints each script's wall time."""
     rows: list[dict[str, Any]] = []
+    failed: list[str] = []
     for name in names:
         with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
             path = f.name
         try:
             env = {**os.environ, "TENSORSTAGE_BENCH_JSON": path}
-            subprocess.run([sys.executable, os.path.join(HERE, f"{name}.py")], env=env, check=True)
-            with open(path) as f:
+            start = time.perf_counter()
+            command = [sys.executable, os.path.join(HERE, f"{name}.py")]
+            if keep_going:
+                problem = _run_child(command, env, timeout)
+            else:
+                subprocess.run(command, env=env, check=True)
+                problem = None
+            if timed:
+                print(f"  [{name}: {time.perf_counter() - start:.1f} s wall{'; ' + problem if problem else ''}]",
+                      flush=True)
+            if problem:
+                failed.append(f"{name} ({problem})")
+            with open(path) as f:  # a failed script keeps the tables it finished
                 rows.extend({**json.loads(line), "script": name} for line in f if line.strip())
         finally:
             os.unlink(path)
-    return rows
+    return rows, failed
+
+
+def _run_child(command: list[str], env: dict[str, str], timeout: float | None) -> str | None:
+    """Run one benchmark in its own process group; None, or what went wrong. A child past ``timeout`` is killed
+    with everything it started (time_to_first_result's interpreters)."""
+    child = subprocess.Popen(command, env=env, start_new_session=True)
+    try:
+        code = child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        return f"TIMED OUT after {timeout:g} s, killed"
+    except KeyboardInterrupt:
+        os.killpg(child.pid, signal.SIGKILL)
+        raise
+    return None if code == 0 else f"FAILED with exit status {code}"
 
 
 def merged(saved: dict[str, Any], names: tuple[str, ...], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -147,29 +192,98 @@ def summarize(rows: list[dict[str, Any]], have_jax: bool) -> list[dict[str, Any]
     return summary
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Run the benchmarks and print the summary against issue #6.")
+    parser.add_argument("names", nargs="*", help="scripts to run (default: all; with --device gpu: GPU_SCRIPTS)")
+    parser.add_argument("--summarize", action="store_true", help="the summary and chart again from the results")
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                        help="where tensorstage and jax run (NumPy: the host); gpu writes results_gpu.json")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repeats (about 2 minutes for the GPU set); never writes results.json")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per script before it is killed (default: none; 180 with --device gpu)")
+    return parser.parse_args(argv)
+
+
+def preflight() -> dict[str, str]:
+    """Check, in a fresh process, that tensorstage and jax both run on the GPU; the GPU's fields for the machine
+    info. Exits with the child's output when they do not."""
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, os.path.join(HERE, "_common.py")], capture_output=True, text=True,
+                              timeout=120)
+    except subprocess.TimeoutExpired:
+        raise SystemExit("gpu preflight: no answer in 120 s (GPU client creation hung?)") from None
+    sys.stderr.write(done.stderr)
+    if done.returncode != 0:
+        raise SystemExit(f"gpu preflight failed (exit status {done.returncode}); see above. Nothing was run. "
+                         "(TENSORSTAGE_BENCH_NO_JAX=1 runs tensorstage alone, without jax in its processes.)")
+    info: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"  [preflight: {time.perf_counter() - start:.1f} s wall]", flush=True)
+    return info
+
+
 def main() -> None:
-    if sys.argv[1:] == ["--summarize"]:  # recompute the summary and chart from results.json's rows, running nothing
-        with open(RESULTS) as f:
+    args = parse_args(sys.argv[1:])
+    gpu = args.device == "gpu"
+    os.environ["TENSORSTAGE_BENCH_DEVICE"] = args.device
+    if args.quick:
+        os.environ["TENSORSTAGE_BENCH_QUICK"] = "1"
+    else:
+        os.environ.pop("TENSORSTAGE_BENCH_QUICK", None)
+    _common.configure_environment()  # for the children: JAX_PLATFORMS and the GPU memory settings
+    dry = _common.dry_run()
+    results = RESULTS_GPU if gpu else RESULTS
+    failed: list[str] = []
+    if args.summarize:  # recompute the summary and chart from the saved rows, running nothing
+        if args.names:
+            raise SystemExit("--summarize runs nothing: give it no script names")
+        with open(results) as f:
             saved = json.load(f)
         info, rows = saved["machine"], saved["rows"]
     else:
-        names = tuple(sys.argv[1:]) or all_scripts()
+        names = tuple(args.names) or (GPU_SCRIPTS if gpu else all_scripts())
+        unknown = [n for n in names if n not in all_scripts()]
+        if unknown:
+            raise SystemExit(f"unknown benchmark(s): {', '.join(unknown)}; the scripts are {', '.join(all_scripts())}")
+        if gpu and any(n not in GPU_SCRIPTS for n in names):
+            raise SystemExit(f"--device gpu: only {', '.join(GPU_SCRIPTS)} place their work on the GPU; "
+                             f"{', '.join(n for n in names if n not in GPU_SCRIPTS)} would run on the CPU")
+        started = time.perf_counter()
         info = machine()
-        print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
-        rows = run_scripts(names)
+        if gpu:
+            info |= preflight()
+        if args.quick:
+            info["quick"] = "yes (fewer repeats)"
+        print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()), flush=True)
+        keep_going = gpu or args.quick
+        timeout = args.timeout if args.timeout is not None else (180.0 if gpu else None)
+        rows, failed = run_scripts(names, keep_going=keep_going, timeout=timeout, timed=keep_going)
+        if keep_going:
+            print(f"  [all scripts: {time.perf_counter() - started:.1f} s wall]")
         finished = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        if sys.argv[1:] and os.path.exists(RESULTS):  # a partial run: the other rows stay from the saved run
-            with open(RESULTS) as f:
+        if args.names and os.path.exists(results):  # a partial run: the other rows stay from the saved run
+            with open(results) as f:
                 saved = json.load(f)
             rows = merged(saved, names, rows)
             info = saved["machine"] | {"rerun": f"{', '.join(names)}, finished {finished}"}
         else:
             info["finished"] = finished
     summary = summarize(rows, info["jax"] != "absent")
-    with open(RESULTS, "w") as f:
-        json.dump({"machine": info, "rows": rows, "summary": summary}, f, indent=1)
-    write_svg(summary, os.path.join(HERE, "results.svg"), info)
-    print(f"\nwrote {os.path.join(HERE, 'results.json')} and results.svg")
+    if failed:
+        print("\nFAILED: " + "; ".join(failed))
+    if dry:
+        print("\ndry run (TENSORSTAGE_BENCH_GPU_AS_CPU): nothing written")
+    elif args.quick and not gpu:
+        print(f"\n--quick: not written (fewer repeats; {os.path.basename(results)} keeps the full run's numbers)")
+    else:
+        svg = os.path.splitext(results)[0] + ".svg"
+        with open(results, "w") as f:
+            json.dump({"machine": info, "rows": rows, "summary": summary}, f, indent=1)
+        write_svg(summary, svg, info)
+        print(f"\nwrote {results} and {os.path.basename(svg)}")
+    if failed:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
