@@ -25,6 +25,8 @@ Deliberate differences from JAX's derivatives, tested here (``KNOWN`` lists the 
   ``sinc'`` at tiny x in f32 (JAX: -inf) and ``sinc''`` near 0 in f32, ``hypot(x, 2)''`` at ``|x| = 2``
   (JAX: 0), ``logaddexp'`` with an infinite operand (JAX: ``exp(x)``, true: 0 or 1), ``heaviside'`` and
   ``copysign'`` at NaN.
+- ``sinc`` at ±inf is NaN, as NumPy's, and so are its derivatives there (jax 0.11 gives 0 for all three; jax
+  0.10 NaN).
 - ``partition``: which of several tied elements lands at which position (NumPy leaves it unspecified) differs from
   JAX's, and with it which of them gets which derivative.
 - ``logaddexp``/``logaddexp2`` of two equal infinities give the whole derivative to the first operand (JAX: NaN
@@ -176,10 +178,11 @@ def _known(name: str, x: np.ndarray, second: bool) -> np.ndarray:
     first = {
         "abs": zero | nan, "copysign": zero | nan, "hypot0": big < 1e-20, "leaky_relu": zero, "fmin0": zero,
         "arccosh": x < 1, "arctanh": np.isinf(x), "logaddexp_xx": (big >= 1e4) | np.isinf(x),
-        "sinc": (big > 0) & (big < 1e-20), "softsign": zero,
+        "sinc": ((big > 0) & (big < 1e-20)) | np.isinf(x), "softsign": zero,
     }
     seconds = {
-        "arcsin": big == 1, "arccos": big == 1, "arccosh": (x <= 1) | np.isinf(x), "arctanh": (big == 1) | np.isinf(x), "sinc": big < 0.01,
+        "arcsin": big == 1, "arccos": big == 1, "arccosh": (x <= 1) | np.isinf(x), "arctanh": (big == 1) | np.isinf(x),
+        "sinc": (big < 0.01) | np.isinf(x),
         "softsign": zero, "hypot2": big == 2, "hypot0": zero, "abs": zero, "copysign": zero,
         "logaddexp_xx": (big >= 1e4) | np.isinf(x), "arcsinh": np.isinf(x),
     }

@@ -325,12 +325,9 @@ def scatter_last_wins(operand: Atom, indices: Atom, updates: Atom, dn: ScatterDi
     the scatter drops, so no index repeats. Each index row's window must be written whole or not at all (true of
     array indexing: its windows are the same slices at every row)."""
     _, won = _set_masks(operand, indices, updates, dn)
-    scatter_axes = tuple(u for u in range(updates.aval.ndim) if u not in dn.update_window_dims)
-    rows = E.convert(won, np.dtype(np.int32))
+    rows = E.convert(won, np.dtype(np.int32))  # then one per index row: the update's scatter axes are its rows
     if dn.update_window_dims:
         rows = R.reduce_min(rows, tuple(dn.update_window_dims))
-    batch = tuple(indices.aval.shape[d] for d in range(indices.aval.ndim) if d != dn.index_vector_dim)
-    rows = S.reshape(rows, batch) if tuple(updates.aval.shape[u] for u in scatter_axes) == batch else rows
     keep = S.broadcast_in_dim(E.convert(rows, dtypes.BOOL), indices.aval.shape,
                               tuple(d for d in range(indices.aval.ndim) if d != dn.index_vector_dim))
     beyond = S.full_like(indices, int(np.iinfo(indices.aval.dtype).max))
