@@ -576,3 +576,30 @@ def test_compiled_checks_every_argument() -> None:
     ]:
         with pytest.raises(TypeError, match=match):
             compiled(*args)
+
+
+def test_numpy_scalars_as_settings_work_eagerly_as_when_staged() -> None:
+    """An axis, a stride, a shape or a rate given as a NumPy scalar (from a config, an argmax, ...) is the number it
+    holds: eager calls read it from the op's annotations as staging does (they failed: "strides must be an int",
+    "rate must be a Python float"), while NumPy scalars given as data stay data."""
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((1, 8, 8, 2)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 2, 4)).astype(np.float32)
+    key = ts.random.key(5)
+
+    def settings(x: Any, w: Any, key: Any, two: Any, half: Any) -> dict[str, Any]:
+        return {
+            "conv": ts.nn.conv(x, w, strides=two), "conv_pair": ts.nn.conv(x, w, strides=(two, 1)),
+            "dropout": ts.nn.dropout(key, x, half), "sum": tnp.sum(x, axis=two),
+            "reshape": tnp.reshape(x, (two * 4, -1)), "take": tnp.take(x, np.array([1, 0]), axis=two),
+            "data": tnp.add(x, np.float32(1.5)),
+        }
+
+    with_numpy = settings(x, w, key, np.int64(2), np.float64(0.5))
+    with_python = settings(x, w, key, 2, 0.5)
+    staged = ts.program(lambda x, w, key: settings(x, w, key, np.int64(2), np.float64(0.5)))(x, w, key)
+    for name, want in with_python.items():
+        np.testing.assert_array_equal(np.asarray(with_numpy[name]), np.asarray(want), err_msg=name)
+        np.testing.assert_array_equal(np.asarray(staged[name]), np.asarray(want), err_msg=name)
+    with pytest.raises(ts.DTypeError, match="different dtypes"):  # as data, a NumPy f64 scalar stays an f64 array
+        tnp.add(x, np.float64(0.5))

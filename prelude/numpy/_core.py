@@ -4,8 +4,10 @@ graph atoms with weak scalar typing, and NumPy broadcasting under tensorstage's 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias, TypeVar, cast
 
@@ -31,6 +33,18 @@ def op(fn: F) -> F:
     signature (every non-array argument is static) and run."""
     eager = Program(fn, scalars_dynamic=False, check_annotations=False, name=fn.__name__)
     name = fn.__name__.lstrip("_")
+    settings: list[tuple[frozenset[int], frozenset[str]]] = []  # read from the annotations at first need
+
+    def with_python_settings(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """NumPy scalars given as settings (an axis, a stride, a rate) as the Python numbers they hold."""
+        if not settings:
+            settings.append(_python_value_parameters(fn))
+        positions, names = settings[0]
+        if any(_holds_numpy_scalar(a) for i, a in enumerate(args) if i in positions):
+            args = tuple(_python_values(a) if i in positions else a for i, a in enumerate(args))
+        if names and any(_holds_numpy_scalar(v) for k, v in kwargs.items() if k in names):
+            kwargs = {k: _python_values(v) if k in names else v for k, v in kwargs.items()}
+        return args, kwargs
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -50,7 +64,9 @@ def op(fn: F) -> F:
                             return fn(*args)
                         finally:
                             builder.loc = None
+                args, kwargs = with_python_settings(args, kwargs)
                 return fn(*args, **kwargs)
+            args, kwargs = with_python_settings(args, kwargs)
             return eager(*args, **kwargs)
         except StagingError as err:  # a primitive's error: say which op the user called
             raise err.within(name)
@@ -58,6 +74,51 @@ def op(fn: F) -> F:
             raise _named(exc, name) from exc
 
     return cast(F, wrapper)
+
+
+def _python_value_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozenset[str]]:
+    """Positions and names of ``fn``'s parameters annotated with Python values only (no tensor, no ``Any``): a
+    stride, an axis, a rate. A NumPy scalar given there is the number it holds (eagerly it would be a staged
+    array, as a NumPy scalar given as data is; staged, a strongly typed f64 in a rate's arithmetic)."""
+    try:
+        signature = inspect.signature(fn)
+        hints = typing.get_type_hints(fn)
+    except (TypeError, ValueError, NameError):
+        return frozenset(), frozenset()
+    positions, names = set(), set()
+    for i, (pname, parameter) in enumerate(signature.parameters.items()):
+        if pname in hints and _python_values_only(hints[pname]):
+            names.add(pname)
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+                positions.add(i)
+    return frozenset(positions), frozenset(names)
+
+
+def _python_values_only(hint: Any) -> bool:
+    if hint is Any or isinstance(hint, TypeVar):
+        return False
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return True
+    if origin is None:
+        return hint in (int, float, bool, str, type(None)) or (isinstance(hint, type) and not issubclass(hint, Tensor)
+                                                                and not issubclass(hint, np.ndarray))
+    return all(_python_values_only(arg) for arg in typing.get_args(hint) if arg is not Ellipsis) and not (
+        isinstance(origin, type) and issubclass(origin, Tensor)
+    )
+
+
+def _holds_numpy_scalar(x: Any) -> bool:
+    return isinstance(x, np.generic) or (type(x) in (tuple, list) and any(_holds_numpy_scalar(v) for v in x))
+
+
+def _python_values(x: Any) -> Any:
+    """NumPy scalars in ``x`` (a value, or a tuple or list of them) as Python numbers."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if type(x) in (tuple, list):
+        return type(x)(_python_values(v) for v in x)
+    return x
 
 
 # Argument types whose use by an op runs library code only (no user callbacks, iterators or dunder methods).
