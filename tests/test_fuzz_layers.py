@@ -5,8 +5,8 @@ normalization, embeddings, initializers, dense layers and dropout. Values and gr
 checked in one staged program per family; vmap against a Python loop; bf16/f16 accumulation; error messages.
 
 Deliberate differences from NumPy / JAX:
-- ``nn.conv`` is channels-last (Flax's layout); a window larger than the (padded) input, or 'SAME' on an empty
-  spatial axis, is a ``ShapeError`` (``lax`` would return an empty output). Explicit negative padding crops, as
+- ``nn.conv`` is channels-last (Flax's layout); a window larger than the (padded) input is a ``ShapeError``
+  (``lax`` would return an empty output) unless that input axis is empty ('SAME' of an empty axis: empty, as lax). Explicit negative padding crops, as
   in ``lax``; pooling rejects negative padding (jax's own reduce_window gradient fails on it).
 - There is no transposed convolution, ``batch_group_count`` (only 1), min pooling, batch/group norm or
   attention dropout in ``ts.nn``; the primitive's ``lhs_dilation`` is the transposed-convolution building block.
@@ -192,6 +192,17 @@ def test_nn_conv_matches_reference_jax_and_gradients(rng: np.random.Generator) -
             _close(y, np.asarray(jy)[0] if unbatched else np.asarray(jy))
     eager = nn.conv(data[2][0], data[2][1], (2, 1), ((-1, 2), 1))
     _close(eager, np.asarray(got[2][0]))
+
+
+def test_same_padding_of_an_empty_spatial_axis_is_an_empty_output(rng: np.random.Generator) -> None:
+    x, w = np.zeros((2, 0, 5, 2)), rng.standard_normal((3, 3, 2, 4))
+    y, (gx, gw) = ts.program(lambda x, w: (nn.conv(x, w, padding="SAME"),
+                                           ts.grad(lambda a, b: tnp.sum(nn.conv(a, b, padding="SAME")),
+                                                   argnums=(0, 1))(x, w)))(x, w)
+    assert y.shape == (2, 0, 5, 4) and gx.shape == x.shape
+    np.testing.assert_array_equal(np.asarray(gw), np.zeros(w.shape))
+    with pytest.raises(ts.ShapeError, match="larger than the input"):  # a non-empty axis smaller than the window
+        nn.conv(np.zeros((2, 1, 5, 2)), w, padding="VALID")
 
 
 def test_conv_vmap_over_inputs_and_kernels_matches_loop(rng: np.random.Generator) -> None:

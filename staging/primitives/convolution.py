@@ -146,6 +146,9 @@ def _conv_shape(
             raise ShapeError(f"the window of spatial axis {i} is empty: {_axis(rhs, ra, 'rhs')} of rhs {rhs}", OP)
         span = dilated_size(window, rhs_dilation[i])
         padded = dilated_size(size, lhs_dilation[i]) + low + high
+        if padded < span and size == 0:  # an empty axis (a 'SAME' pad of it, say): no window fits, as in lax
+            shape[dn.out[2 + i]] = 0
+            continue
         if padded < span:
             raise ShapeError(
                 f"spatial axis {i}: the window ({_axis(rhs, ra, 'rhs')}, rhs_dilation {rhs_dilation[i]}: spans "
