@@ -67,6 +67,11 @@ def default_device() -> Device:
         ) from None
 
 
+def as_device(device: str | Device) -> Device:
+    """``device`` itself, or a platform name's first device."""
+    return _first_device(device) if isinstance(device, str) else device
+
+
 @cache
 def _first_device(platform: str) -> Device:
     return devices(platform)[0]
@@ -214,11 +219,9 @@ class Array(Tensor[DT, Unpack[Shape]]):
 def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
     """Place host data (or an Array) on ``device`` (default: ``default_device()``). An array sharded over several
     devices (a ``pmap`` result) is gathered into one array on ``device``."""
-    if isinstance(device, str):
-        device = devices(device)[0]  # a platform name: its first device
-    elif device is not None and not isinstance(device, Device):
+    if device is not None and not isinstance(device, (str, Device)):
         raise TypeError(f"device_put: device must be a ts.Device or a platform name, got {device!r}")
-    target = device if device is not None else default_device()
+    target = as_device(device) if device is not None else default_device()
     if isinstance(x, Array):
         x._check_alive()
         if not runtime.is_single_device(x.buffer):  # sharded (a pmap result): assembled through the host

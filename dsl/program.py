@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from . import pytree
-from .array import Array, Device, default_device, devices
+from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, StaticArgument, is_dynamic, leaf_names
 from .dispatch import Unsupported, call_key
 from .lowering import backend, runtime
@@ -161,7 +161,7 @@ class Program(Generic[P, R]):
         JAX moves uncommitted arrays; Arrays on two other devices are an error (moving one would be a silent
         cross-device copy on every call)."""
         if self.device is not None:
-            return self.device if isinstance(self.device, Device) else devices(self.device)[0]
+            return as_device(self.device)
         default = default_device()
         chosen: Device | None = None
         for leaf in leaves:

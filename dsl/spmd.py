@@ -330,19 +330,16 @@ class Pmapped:
             return self.devices
         platform = default_platform()
         available = list_devices(platform)
-        if size > len(available) and platform != "cpu":
-            raise TransformError(
-                f"[pmap] {first} has size {size} along its mapped axis {axis}, so pmap needs {size} devices, but "
-                f"only {len(available)} {platform} device{'s are' if len(available) != 1 else ' is'} available",
-                None,
-                loc,
-            )
         if size > len(available):
+            kind, more = platform, ""
+            if platform == "cpu":  # more CPU devices are a setting away
+                kind, more = "CPU", (
+                    f". Set TENSORSTAGE_CPU_DEVICES={size} (or more) in the environment before tensorstage first "
+                    f"runs anything, e.g. `TENSORSTAGE_CPU_DEVICES={size} python script.py`"
+                )
             raise TransformError(
                 f"[pmap] {first} has size {size} along its mapped axis {axis}, so pmap needs {size} devices, but "
-                f"only {len(available)} CPU device{'s are' if len(available) != 1 else ' is'} available. Set "
-                f"TENSORSTAGE_CPU_DEVICES={size} (or more) in the environment before tensorstage first runs "
-                f"anything, e.g. `TENSORSTAGE_CPU_DEVICES={size} python script.py`",
+                f"only {len(available)} {kind} device{'s are' if len(available) != 1 else ' is'} available{more}",
                 None,
                 loc,
             )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 import numpy as np
 
 from . import pytree
-from .array import Array, Device, default_device, devices
+from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, leaf_aval, leaf_names, static_key
 from .dispatch import Unsupported, call_key
 from .lowering import backend, emit, runtime
@@ -96,10 +96,7 @@ class Staged(Generic[P, R]):
         (BENCHMARKS.md). Names or values XLA refuses raise a ValueError."""
         if device is not None and not isinstance(device, (str, Device)):
             raise TypeError(f"compile(): device must be a platform name such as 'cpu' or a ts.Device, got {device!r}")
-        if device is None:
-            target = default_device()
-        else:
-            target = devices(device)[0] if isinstance(device, str) else device
+        target = default_device() if device is None else as_device(device)
         text = self.stablehlo(target.platform)
         options = backend.compile_options(compiler_options)
         executable, from_disk = backend.compile_module_cached(text, [target.xla], options)

@@ -45,24 +45,44 @@ def masked_triangle(em: Emitter, x: Value, keep: str) -> Value:
     return em.op("stablehlo.select", [mask, x, zero], [x.aval])[0]
 
 
-def leading_slice(em: Emitter, x: Value, limits: Sequence[int]) -> Value:
-    """The leading ``limits`` of every axis."""
-    aval = Aval(tuple(limits), x.aval.dtype)
+def sliced(em: Emitter, x: Value, starts: Sequence[int], limits: Sequence[int]) -> Value:
+    """``x[starts:limits]`` along every axis."""
+    aval = Aval(tuple(hi - lo for lo, hi in zip(starts, limits)), x.aval.dtype)
     props = (
-        f"start_indices = {i64_array([0] * len(limits))}, limit_indices = {i64_array(limits)}, "
-        f"strides = {i64_array([1] * len(limits))}"
+        f"start_indices = {i64_array(list(starts))}, limit_indices = {i64_array(list(limits))}, "
+        f"strides = {i64_array([1] * len(starts))}"
     )
     return em.op("stablehlo.slice", [x], [aval], props)[0]
 
 
-def _pad(em: Emitter, x: Value, shape: Sequence[int]) -> Value:
-    """``x`` padded with zeros at the end of every axis up to ``shape``."""
-    highs = [t - s for s, t in zip(x.aval.shape, shape)]
+def leading_slice(em: Emitter, x: Value, limits: Sequence[int]) -> Value:
+    """The leading ``limits`` of every axis."""
+    return sliced(em, x, [0] * len(limits), limits)
+
+
+def zero_padded(em: Emitter, x: Value, low: Sequence[int], high: Sequence[int]) -> Value:
+    """``x`` with ``low``/``high`` zeros before/after each axis."""
+    shape = tuple(n + lo + hi for n, lo, hi in zip(x.aval.shape, low, high))
     props = (
-        f"edge_padding_low = {i64_array([0] * len(shape))}, edge_padding_high = {i64_array(highs)}, "
+        f"edge_padding_low = {i64_array(list(low))}, edge_padding_high = {i64_array(list(high))}, "
         f"interior_padding = {i64_array([0] * len(shape))}"
     )
-    return em.op("stablehlo.pad", [x, em.scalar(0, x.aval.dtype)], [Aval(tuple(shape), x.aval.dtype)], props)[0]
+    return em.op("stablehlo.pad", [x, em.scalar(0, x.aval.dtype)], [Aval(shape, x.aval.dtype)], props)[0]
+
+
+def _pad(em: Emitter, x: Value, shape: Sequence[int]) -> Value:
+    """``x`` padded with zeros at the end of every axis up to ``shape``."""
+    return zero_padded(em, x, [0] * len(shape), [t - s for s, t in zip(x.aval.shape, shape)])
+
+
+def matrix_transpose(em: Emitter, x: Value) -> Value:
+    """Every matrix (last two axes) of ``x`` transposed."""
+    *batch, rows, cols = x.aval.shape
+    n = len(batch)
+    return em.op(
+        "stablehlo.transpose", [x], [Aval((*batch, cols, rows), x.aval.dtype)],
+        f"permutation = {i64_array([*range(n), n + 1, n])}",
+    )[0]
 
 
 def batched_matmul(em: Emitter, x: Value, y: Value, transpose_x: bool = False) -> Value:
@@ -287,9 +307,7 @@ def eigh_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> l
         # LAPACK sees Aᵀ: its upper triangle is A's lower one; its eigenvector columns read back as rows.
         info = Aval(a.aval.shape[:-2], np.dtype(np.int32))
         rows, w, status = lapack_call(em, target, [a], [v_aval, w_aval, info], mode="V", uplo="U")
-        n = v_aval.ndim
-        perm = i64_array([*range(n - 2), n - 1, n - 2])
-        v = em.op("stablehlo.transpose", [rows], [v_aval], f"permutation = {perm}")[0]
+        v = matrix_transpose(em, rows)
         return [nan_where_failed(em, status, w), _canonical_signs(em, nan_where_failed(em, status, v))]
     tol = float(np.finfo(a.aval.dtype).eps)
     config = f'backend_config = "1,1,100,{tol!r}", call_target_name = "Eigh"'
@@ -360,8 +378,7 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
     n = aval.ndim
     lower = masked_triangle(em, a, "GE")
     strict = masked_triangle(em, a, "GT")
-    perm = i64_array([*range(n - 2), n - 1, n - 2])
-    sym = em.op("stablehlo.add", [lower, em.op("stablehlo.transpose", [strict], [aval], f"permutation = {perm}")[0]], [aval])[0]
+    sym = em.op("stablehlo.add", [lower, matrix_transpose(em, strict)], [aval])[0]
     b = batched_matmul(em, v, batched_matmul(em, sym, v), transpose_x=True)
     batch = list(range(n - 2))
     w_col = em.op("stablehlo.broadcast_in_dim", [w], [aval], f"broadcast_dimensions = {i64_array([*batch, n - 1])}")[0]
@@ -590,7 +607,6 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
     batch = list(range(nd - 2))
     if 0 in aval.shape:
         return [a]
-    perm = i64_array([*batch, nd - 1, nd - 2])
     target = _lapack_target(em, "getrf", a.aval)
     solve_t: Callable[[Emitter, Value, Value], Value]
     make_base: Callable[[Emitter], Value]
@@ -598,7 +614,7 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
         q, tri, parity = _square_qr(em, a)
 
         def make_base(e: Emitter) -> Value:
-            return e.op("stablehlo.transpose", [q], [aval], f"permutation = {perm}")[0]  # Qᵀ
+            return matrix_transpose(e, q)  # Qᵀ
 
         def solve_t(e: Emitter, t: Value, x: Value) -> Value:
             return _tri(e, t, x, lower=False, transpose_a=False)  # R⁻¹ X
@@ -663,7 +679,7 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
         factors = r.op("stablehlo.select", [compare(r, chained, full(1), "EQ"), inverse, full(1)], [aval])[0]
         c = _reduce_last(r, _reduce_last(r, factors, "stablehlo.multiply", 1), "stablehlo.multiply", 1)
         column = _reduce_last(r, mul(inverse, along_cols(first)), "stablehlo.add", 0)
-        picked = r.op("stablehlo.transpose", [mul(y, along_rows(last))], [aval], f"permutation = {perm}")[0]
+        picked = matrix_transpose(r, mul(y, along_rows(last)))
         return [column, _reduce_last(r, picked, "stablehlo.add", 0), c]
 
     def nothing(r: Emitter, _: list[Value]) -> list[Value]:
@@ -688,5 +704,5 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
     solved = em.op("stablehlo.select", [singular, outer, solve_t(em, tri, make_base(em))], [aval])[0]
     cofactors = em.op("stablehlo.multiply", [solved, _spread(em, scale, aval, batch)], [aval])[0]
     if target is None:
-        cofactors = em.op("stablehlo.transpose", [cofactors], [aval], f"permutation = {perm}")[0]
+        cofactors = matrix_transpose(em, cofactors)
     return [cofactors]

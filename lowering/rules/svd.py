@@ -21,7 +21,7 @@ from .. import lapack
 from ..emit import Emitter, Value, i64_array, lowers
 from .decompositions import (
     apply_signs, batched_matmul, eigh_lowering, in_f32, lapack_call, leading_slice, masked_triangle, matrix_diagonal,
-    nan_where, nan_where_failed, non_finite, qr_lowering, vector_signs,
+    matrix_transpose, nan_where, nan_where_failed, non_finite, qr_lowering, sliced, vector_signs, zero_padded,
 )
 from .elementwise import compare, widen
 
@@ -35,13 +35,8 @@ def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
     paired = u_signs if cols == k else leading_slice(em, u_signs, (*batch, k))
     if rows > k:
         own = vector_signs(em, vh, -1)
-        rest_aval = Aval((*batch, rows - k), vh.aval.dtype)
         nb = len(batch)
-        props = (
-            f"start_indices = {i64_array([0] * nb + [k])}, limit_indices = {i64_array([*batch, rows])}, "
-            f"strides = {i64_array([1] * (nb + 1))}"
-        )
-        rest = em.op("stablehlo.slice", [own], [rest_aval], props)[0]
+        rest = sliced(em, own, [0] * nb + [k], [*batch, rows])
         paired = em.op(
             "stablehlo.concatenate", [paired, rest], [Aval((*batch, rows), vh.aval.dtype)], f"dimension = {nb} : i64"
         )[0]
@@ -99,10 +94,10 @@ def _svd_by_eigh(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool
     if m >= n:
         outs = _tall_svd(em, a, full_matrices=full_matrices, compute_uv=compute_uv)
     else:  # Aᵀ = U S Vᵀ, so A = V S Uᵀ
-        outs = _tall_svd(em, _transpose(em, a), full_matrices=full_matrices, compute_uv=compute_uv)
+        outs = _tall_svd(em, matrix_transpose(em, a), full_matrices=full_matrices, compute_uv=compute_uv)
         if compute_uv:
             u_t, s_t, vh_t = outs
-            outs = [_transpose(em, vh_t), s_t, _transpose(em, u_t)]
+            outs = [matrix_transpose(em, vh_t), s_t, matrix_transpose(em, u_t)]
     outs = [nan_where(em, bad, x) for x in outs]
     if not compute_uv:
         return outs
@@ -137,27 +132,26 @@ def _tall_svd(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool) -
     else:
         r = a
     square = Aval((*batch, 2 * n, 2 * n), dtype)
-    h = em.op("stablehlo.add", [_place(em, r, square, n, "high"), _place(em, _transpose(em, r), square, n, "low")],
-              [square])[0]
+    h = em.op("stablehlo.add", [_place(em, r, n, "high"), _place(em, matrix_transpose(em, r), n, "low")], [square])[0]
     w, vectors = eigh_lowering(em, [h], [Aval((*batch, 2 * n), dtype), square])
-    top = _reverse(em, _slice(em, w, [0] * nb + [n], [*batch, 2 * n]), nb)
+    top = _reverse(em, sliced(em, w, [0] * nb + [n], [*batch, 2 * n]), nb)
     s = em.op("stablehlo.maximum", [top, widen(em, em.scalar(0, dtype), top.aval.shape)], [top.aval])[0]
     if not compute_uv:
         return [s]
-    top_vectors = _reverse(em, _slice(em, vectors, [0] * (nb + 1) + [n], [*batch, 2 * n, 2 * n]), nb + 1)
-    u_r = _orthonormal(em, _slice(em, top_vectors, [0] * (nb + 2), [*batch, n, n]))
-    v = _orthonormal(em, _slice(em, top_vectors, [0] * nb + [n, 0], [*batch, 2 * n, n]))
+    top_vectors = _reverse(em, sliced(em, vectors, [0] * (nb + 1) + [n], [*batch, 2 * n, 2 * n]), nb + 1)
+    u_r = _orthonormal(em, sliced(em, top_vectors, [0] * (nb + 2), [*batch, n, n]))
+    v = _orthonormal(em, sliced(em, top_vectors, [0] * nb + [n, 0], [*batch, 2 * n, n]))
     if q is None:
         u = u_r
     elif not full_matrices:
         u = batched_matmul(em, q, u_r)
     else:
-        first = batched_matmul(em, _slice(em, q, [0] * (nb + 2), [*batch, m, n]), u_r)
-        rest = _slice(em, q, [0] * (nb + 1) + [n], [*batch, m, m])
+        first = batched_matmul(em, sliced(em, q, [0] * (nb + 2), [*batch, m, n]), u_r)
+        rest = sliced(em, q, [0] * (nb + 1) + [n], [*batch, m, m])
         u = em.op(
             "stablehlo.concatenate", [first, rest], [Aval((*batch, m, m), dtype)], f"dimension = {nb + 1} : i64"
         )[0]
-    return [u, s, _transpose(em, v)]
+    return [u, s, matrix_transpose(em, v)]
 
 
 def _orthonormal(em: Emitter, x: Value) -> Value:
@@ -173,37 +167,14 @@ def _orthonormal(em: Emitter, x: Value) -> Value:
     return apply_signs(em, q, signs, -2)
 
 
-def _transpose(em: Emitter, x: Value) -> Value:
-    """Every matrix of ``x`` transposed."""
-    *batch, rows, cols = x.aval.shape
-    nb = len(batch)
-    return em.op(
-        "stablehlo.transpose", [x], [Aval((*batch, cols, rows), x.aval.dtype)],
-        f"permutation = {i64_array([*range(nb), nb + 1, nb])}",
-    )[0]
-
-
-def _slice(em: Emitter, x: Value, starts: Sequence[int], limits: Sequence[int]) -> Value:
-    aval = Aval(tuple(hi - lo for lo, hi in zip(starts, limits)), x.aval.dtype)
-    props = (
-        f"start_indices = {i64_array(list(starts))}, limit_indices = {i64_array(list(limits))}, "
-        f"strides = {i64_array([1] * len(starts))}"
-    )
-    return em.op("stablehlo.slice", [x], [aval], props)[0]
-
-
 def _reverse(em: Emitter, x: Value, axis: int) -> Value:
     return em.op("stablehlo.reverse", [x], [x.aval], f"dimensions = {i64_array([axis])}")[0]
 
 
-def _place(em: Emitter, x: Value, like: Aval, offset: int, corner: str) -> Value:
-    """Square ``x`` (N x N) zero-padded into ``like`` (2N x 2N) at its top right (``corner="high"``: columns from
-    ``offset``) or bottom left (``"low"``: rows from ``offset``)."""
+def _place(em: Emitter, x: Value, offset: int, corner: str) -> Value:
+    """Square ``x`` (N x N) zero-padded to 2N x 2N, at the top right (``corner="high"``: columns from ``offset``)
+    or bottom left (``"low"``: rows from ``offset``)."""
     nb = x.aval.ndim - 2
     low = [0] * nb + ([0, offset] if corner == "high" else [offset, 0])
     high = [0] * nb + ([offset, 0] if corner == "high" else [0, offset])
-    props = (
-        f"edge_padding_low = {i64_array(low)}, edge_padding_high = {i64_array(high)}, "
-        f"interior_padding = {i64_array([0] * (nb + 2))}"
-    )
-    return em.op("stablehlo.pad", [x, em.scalar(0, x.aval.dtype)], [like], props)[0]
+    return zero_padded(em, x, low, high)
