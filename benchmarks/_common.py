@@ -6,7 +6,8 @@ ratios; a missing jax only drops those columns.
 Device (``run.py --device``, forwarded as ``TENSORSTAGE_BENCH_DEVICE``): ``cpu`` (the default) pins jax to its
 CPU (``JAX_PLATFORMS=cpu``: a machine with jax-cuda would otherwise compare CPU tensorstage with GPU jax);
 ``gpu`` runs tensorstage (``ts.device_put(x, "gpu")``, programs with ``device="gpu"``) and jax
-(``jax.devices("gpu")[0]``) on the GPU, NumPy staying the host anchor. ``TENSORSTAGE_BENCH_GPU_AS_CPU=1`` is a dry
+(``jax.devices("gpu")[0]``) on the GPU, NumPy staying the host anchor, both multiplying f32 at one precision
+(full f32; ``TENSORSTAGE_MATMUL_PRECISION=default``: XLA's TF32 for both). ``TENSORSTAGE_BENCH_GPU_AS_CPU=1`` is a dry
 run of the gpu code paths on the CPU devices. ``TENSORSTAGE_BENCH_QUICK=1`` (``run.py --quick``) cuts repeats.
 """
 
@@ -66,6 +67,14 @@ def configure_environment() -> None:
     os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     # One shot on a fresh machine: keep GPU executables off the disk cache unless asked (the cache is untried there).
     os.environ.setdefault("TENSORSTAGE_COMPILE_CACHE", "0")
+    # Both libraries multiply f32 at one precision: tensorstage's (full f32 unless TENSORSTAGE_MATMUL_PRECISION=default).
+    os.environ.setdefault("JAX_DEFAULT_MATMUL_PRECISION", matmul_precision())
+
+
+def matmul_precision() -> str:
+    """The f32 matmul precision of a gpu run, for both libraries: ``'highest'`` (tensorstage's default) or
+    ``'default'`` (XLA's, TF32 on recent NVIDIA GPUs) with ``TENSORSTAGE_MATMUL_PRECISION=default``."""
+    return "default" if os.environ.get("TENSORSTAGE_MATMUL_PRECISION", "").lower() == "default" else "highest"
 
 
 configure_environment()
@@ -218,6 +227,7 @@ def machine() -> dict[str, str]:
         "jax": str(jax.__version__) if jax is not None else "absent",
         "numpy": np.__version__,
         "os": platform.platform(),
+        **({"f32 matmul precision": matmul_precision()} if gpu_run() else {}),
     }
 
 

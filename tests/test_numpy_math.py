@@ -5,7 +5,9 @@ Subnormals: XLA:CPU flushes subnormal operands to zero, so on the CPU the refere
 keeps them in some ops and flushes them in others (on an H100: ``rad2deg`` of a subnormal float32 and ``fmod`` by a
 subnormal float64 kept them, as NumPy does; ``cbrt`` and ``arctan2`` flushed subnormal operands or results): on a
 GPU (``TENSORSTAGE_DEFAULT_DEVICE=gpu``) the references use the operands as they are, and elements with a
-subnormal operand or reference are left out. The ulp tolerances are the same on both.
+subnormal operand or reference are left out. The ulp tolerances are the same on both, but for ``GPU_ULPS``: two
+float32 binary functions built on division and sqrt, which XLA:GPU does not round correctly (see
+``test_fuzz_dtypes.py``), measured a little further off on an H100.
 """
 
 from __future__ import annotations
@@ -146,6 +148,15 @@ BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], float, float]] =
 }
 
 
+# GPU only: (function, dtype) -> ulps in place of BINARY's. Measured on an H100: arctan2 1.56, hypot 2.23.
+GPU_ULPS = {("arctan2", np.float32): 2.0, ("hypot", np.float32): 3.0}
+
+
+def _binary_tolerance(name: str, dtype: Any) -> float:
+    tolerance = BINARY[name][2 if dtype == np.float32 else 3]
+    return max(tolerance, GPU_ULPS.get((name, dtype), 0.0)) if PLATFORM == "gpu" else tolerance
+
+
 def _pairs(rng: np.random.Generator, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     """Random pairs over the whole range, pairs of close magnitudes, and every pair of special values."""
     a, b = _wide(rng, dtype, 3000), _wide(rng, dtype, 3000)
@@ -160,7 +171,6 @@ def _pairs(rng: np.random.Generator, dtype: Any) -> tuple[np.ndarray, np.ndarray
 def test_binary_functions_match_numpy_to_a_few_ulps(dtype: Any, rng: np.random.Generator) -> None:
     x, y = _pairs(rng, dtype)
     outs = ts.program(lambda x, y: {name: f(x, y) for name, (f, _, _, _) in BINARY.items()})(x, y)
-    column = 2 if dtype == np.float32 else 3
     x64, y64 = _flushed(x), _flushed(y)
     errors: dict[str, float] = {}
     broken: dict[str, str] = {}
@@ -179,7 +189,7 @@ def test_binary_functions_match_numpy_to_a_few_ulps(dtype: Any, rng: np.random.G
                 errors[name] = _ulps(got[keep], want[keep], dtype, scale, zero_sign)
             except AssertionError as failure:  # special values or zero signs: reported beside the other ops
                 broken[name] = str(failure)[:600]
-    too_far = {name: err for name, err in errors.items() if err > BINARY[name][column]}
+    too_far = {name: err for name, err in errors.items() if err > _binary_tolerance(name, dtype)}
     assert not too_far and not broken, (too_far, broken, errors)
 
 
