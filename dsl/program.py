@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
@@ -18,7 +19,7 @@ from . import pytree
 from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, StaticArgument, is_dynamic, leaf_names
 from .dispatch import Unsupported, call_key
-from .lowering import backend, runtime
+from .lowering import backend, lapack, runtime
 from .signature import (
     DimBinder,
     Spec,
@@ -40,6 +41,14 @@ R = TypeVar("R")
 
 _DEFAULT_CACHE_SIZE = int(os.environ.get("TENSORSTAGE_PROGRAM_CACHE", "256"))
 _KEPT_REASONS = 100  # recompile reasons a Program keeps (the most recent)
+_PROGRAMS: weakref.WeakSet[Program[Any, Any]] = weakref.WeakSet()  # every live Program, library ops included
+
+
+def _lapack_choice_changed() -> None:
+    """``lapack.set_enabled`` changed how linear algebra lowers: no Program may keep running an executable whose
+    lowering made that choice."""
+    for program in list(_PROGRAMS):
+        program._drop(lambda compiled: compiled.lapack_dependent, "lapack.set_enabled changed how linear algebra lowers")
 
 
 class Program(Generic[P, R]):
@@ -88,7 +97,9 @@ class Program(Generic[P, R]):
         self._dispatch: dict[Hashable, Compiled[P, R]] = {}
         self._static_set = frozenset(self.static_argnums)
         self.recompile_reasons: list[str] = []
+        self._cleared_because: str | None = None  # the next compile's reason after clear_cache
         functools.update_wrapper(self, fn)
+        _PROGRAMS.add(self)
 
     def __repr__(self) -> str:
         return f"<Program {self.name}>"
@@ -176,10 +187,30 @@ class Program(Generic[P, R]):
                     chosen = where
         return chosen if chosen is not None else default
 
+    def clear_cache(self, reason: str = "cache cleared") -> None:
+        """Drop every executable and remembered call: the next call stages and compiles again, and
+        ``recompile_reasons`` records ``reason`` for it."""
+        self._drop(lambda compiled: True, reason)
+
+    def _drop(self, which: Callable[[Compiled[P, R]], bool], reason: str) -> None:
+        """Drop the executables ``which`` picks (and the calls remembered for them); the next compile's reason is
+        ``reason``."""
+        dropped = [key for key, compiled in self._cache.items() if which(compiled)]
+        if not dropped:
+            return
+        for key in dropped:
+            del self._cache[key]
+        kept = set(map(id, self._cache.values()))
+        self._dispatch = {key: c for key, c in self._dispatch.items() if id(c) in kept}
+        self._cleared_because = reason
+
     def _compile_for(
         self, signature: Signature, leaves: Sequence[Any], cache_key: tuple[Hashable, Device]
     ) -> Compiled[P, R]:
-        if self._cache:
+        if self._cleared_because is not None:
+            self.recompile_reasons.append(self._cleared_because)
+            self._cleared_because = None
+        elif self._cache:
             self.recompile_reasons.append(self._explain_miss(cache_key))
             if len(self.recompile_reasons) > _KEPT_REASONS:
                 del self.recompile_reasons[:-_KEPT_REASONS]  # the latest reasons; memory stays bounded
@@ -500,3 +531,6 @@ def program(
         )
 
     return make(fn) if fn is not None else make
+
+
+lapack.on_change(_lapack_choice_changed)

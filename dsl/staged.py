@@ -12,7 +12,7 @@ from . import pytree
 from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, leaf_aval, leaf_names, static_key
 from .dispatch import Unsupported, call_key
-from .lowering import backend, emit, runtime
+from .lowering import backend, emit, lapack, runtime
 from .signature import function_annotations
 from .staging import dtypes as _dt
 from .staging.ir import Aval, Graph
@@ -42,6 +42,7 @@ class Staged(Generic[P, R]):
         # Per dynamic leaf: the values a Python int argument must take not to wrap in the arrays it meets.
         self.int_ranges = traced.int_ranges
         self._module_text: dict[str, str] = {}  # by platform
+        self.lapack_dependent: set[str] = set()  # platforms whose module text followed lapack.set_enabled's choice
 
     @property
     def out_avals(self) -> tuple[Aval, ...]:
@@ -62,11 +63,14 @@ class Staged(Generic[P, R]):
         """The StableHLO module text for ``platform`` (lowered once per platform: the graph is immutable)."""
         text = self._module_text.get(platform)
         if text is None:
+            asked = lapack.times_asked()
             try:
                 text = emit.module_text(self.graph, self.program.name, self._donated_inputs(), platform=platform)
             except ValueError as exc:  # an array too big for XLA
                 raise ValueError(f"{self.program.name}: {exc}") from None
             self._module_text[platform] = text
+            if lapack.times_asked() != asked:
+                self.lapack_dependent.add(platform)
         return text
 
     def _donated_inputs(self) -> tuple[int, ...]:
@@ -102,6 +106,7 @@ class Staged(Generic[P, R]):
         executable, from_disk = backend.compile_module_cached(text, [target.xla], options)
         compiled = Compiled(self, executable, target, text)
         compiled.from_disk_cache = from_disk
+        compiled.lapack_dependent = target.platform in self.lapack_dependent
         return compiled
 
 
@@ -129,6 +134,7 @@ class Compiled(Generic[P, R]):
         # Set by every run; the owning Program's cache eviction reads and clears it (a list: see _runner).
         self._used = [False]
         self.from_disk_cache = False  # True when the executable was deserialized from the persistent cache
+        self.lapack_dependent = False  # True when its lowering chose between LAPACK and XLA's expansions
         # Executes on already-validated dynamic leaves; ``call_flat`` is the checked entry point.
         # ``run_buffers``: the same on the buffers of Arrays the caller already found to be plain Arrays.
         self.run, self.run_buffers, self._run_here, self._run_buffers_here = _runner(

@@ -6,7 +6,7 @@ jaxlib ships typed-FFI custom-call targets for LAPACK (``jaxlib.cpu._lapack``: `
 lowering calls them instead of XLA's own expanders (several times faster); otherwise, and on every other
 platform, XLA's expansion is used. Registration happens once, on the first lowering that asks, under a lock.
 
-Set ``TENSORSTAGE_LAPACK=0`` in the environment (read at that first ask) or call :func:`set_enabled` to force
+Set ``TENSORSTAGE_LAPACK=0`` in the environment (read when a lowering asks) or call :func:`set_enabled` to force
 XLA's expansion everywhere; the module text differs, so the persistent compile cache never mixes the two.
 """
 
@@ -26,7 +26,7 @@ _PREFIX: dict[np.dtype[Any], str] = {np.dtype(np.float32): "s", np.dtype(np.floa
 
 _lock = threading.RLock()  # re-entered by the self-test, whose lowering asks ``available()`` again
 _available: bool | None = None  # None: not probed yet
-_enabled: bool | None = None  # None: read TENSORSTAGE_LAPACK on first use
+_enabled: bool | None = None  # None: as TENSORSTAGE_LAPACK says
 
 
 def _probe() -> bool:
@@ -135,26 +135,51 @@ def _lu_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
     )
 
 
+_ON_CHANGE: list[Callable[[], None]] = []
+_asked = [0]  # how often a CPU lowering asked ``target``: a module lowered in between depends on the choice
+
+
+def times_asked() -> int:
+    """A counter that a lowering whose text depends on the LAPACK choice advances (compare before and after)."""
+    return _asked[0]
+
+
+def on_change(callback: Callable[[], None]) -> None:
+    """Call ``callback`` whenever ``set_enabled`` changes the choice (Programs then drop the executables whose
+    lowering asked ``target``)."""
+    _ON_CHANGE.append(callback)
+
+
 def set_enabled(enabled: bool | None) -> None:
     """Use LAPACK on CPU when available (True), never (False), or as ``TENSORSTAGE_LAPACK`` says (None).
-    Affects lowerings done afterwards (``Staged.stablehlo`` caches its text per staged program)."""
+    Every Program (library ops run eagerly included) compiles its next call afresh after a change; a ``Staged``
+    keeps the module text it already lowered."""
     global _enabled
+    before = _choice()
     _enabled = enabled
+    if _choice() != before:
+        for callback in _ON_CHANGE:
+            callback()
 
 
 def enabled() -> bool:
-    global _enabled
-    if _enabled is None:
-        _enabled = os.environ.get("TENSORSTAGE_LAPACK", "1").strip().lower() not in ("0", "false", "no", "off")
-    return _enabled
+    return _choice()
+
+
+def _choice() -> bool:
+    if _enabled is not None:
+        return _enabled
+    return os.environ.get("TENSORSTAGE_LAPACK", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def target(kernel: str, dtype: np.dtype[Any], platform: str) -> str | None:
     """The custom-call target for ``kernel`` on ``dtype``, or None where XLA's own expansion is to be used."""
+    if platform == "cpu":
+        _asked[0] += 1
     prefix = _PREFIX.get(dtype)
     if platform != "cpu" or prefix is None or not enabled() or not available():
         return None
     return f"lapack_{prefix}{kernel}_ffi"
 
 
-__all__ = ["KERNELS", "available", "enabled", "set_enabled", "target"]
+__all__ = ["KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]

@@ -224,3 +224,13 @@ def test_eager_ops_tell_a_scalar_on_the_left_from_one_on_the_right() -> None:
     np.testing.assert_array_equal(np.asarray(b - 1.0), [-1.0, 0.0, 1.0])
     np.testing.assert_array_equal(np.asarray(tnp.subtract(b, 2.0)), [-2.0, -1.0, 0.0])
     np.testing.assert_array_equal(np.asarray(tnp.subtract(2.0, b)), [2.0, 1.0, 0.0])
+
+
+def test_clear_cache_recompiles_and_says_why() -> None:
+    p = ts.program(lambda x: x + 1.0)
+    x = np.arange(3.0)
+    p(x)
+    p.clear_cache()
+    np.testing.assert_allclose(p(x), x + 1.0)
+    p(x)
+    assert p.recompile_reasons == ["cache cleared"]

@@ -303,6 +303,35 @@ def lower_only(rng: np.random.Generator, a: np.ndarray) -> np.ndarray:
 
 
 @needs_lapack
+def test_programs_and_eager_ops_recompile_when_the_lapack_choice_changes() -> None:
+    """Executables whose lowering chose LAPACK (or XLA's expansion) are dropped when ``set_enabled`` changes the
+    choice; the others are kept."""
+    a = np.array([[4.0, 2.0], [2.0, 3.0]])
+    chol = ts.program(lambda m: tnp.linalg.cholesky(m))
+    plain = ts.program(lambda m: m * 2.0)
+    chol(a), plain(a), tnp.linalg.cholesky(a)
+    asked = lapack.times_asked()
+    lapack.set_enabled(False)
+    try:
+        np.testing.assert_allclose(chol(a), np.linalg.cholesky(a), rtol=1e-12)
+        np.testing.assert_allclose(tnp.linalg.cholesky(a), np.linalg.cholesky(a), rtol=1e-12)
+        np.testing.assert_allclose(plain(a), a * 2.0)
+        # both choleskys were lowered again (each asks LAPACK's target), the multiply was not recompiled
+        assert lapack.times_asked() >= asked + 2
+        assert chol.recompile_reasons == ["lapack.set_enabled changed how linear algebra lowers"]
+        assert plain.recompile_reasons == []
+        assert "lapack" not in chol.stage(a).stablehlo()
+        asked = lapack.times_asked()
+        lapack.set_enabled(False)  # no change: nothing dropped
+        chol(a)
+        assert lapack.times_asked() == asked and len(chol.recompile_reasons) == 1
+    finally:
+        lapack.set_enabled(None)
+    chol(a)
+    assert len(chol.recompile_reasons) == 2
+
+
+@needs_lapack
 def test_module_text_names_lapack_on_cpu_only() -> None:
     staged = ts.program(lambda a: (LA.cholesky(a), LA.eigh(a))).stage(np.eye(3))
     cpu = staged.stablehlo()

@@ -20,31 +20,7 @@ from primitive_cases import canonical_svd
 
 
 
-class _FreshLinalg:
-    """``tnp.linalg`` whose calls on host data each run in a fresh program. Eager ops keep their executable per
-    signature whatever ``lapack.set_enabled`` says later, so without this the second path's eager calls would
-    rerun the first path's lowering. Calls on traced values (inside ``grad``, ``vmap``) go straight through."""
-
-    def __getattr__(self, name: str) -> Any:
-        f = getattr(tnp.linalg, name)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if not all(isinstance(x, (np.ndarray, np.generic, int, float, str, type(None))) for x in args):
-                return f(*args, **kwargs)
-            arrays = [i for i, x in enumerate(args) if isinstance(x, np.ndarray)]
-
-            def staged(*xs: Any) -> Any:
-                full = list(args)
-                for i, x in zip(arrays, xs):
-                    full[i] = x
-                return f(*full, **kwargs)
-
-            return ts.program(staged)(*(args[i] for i in arrays))
-
-        return call
-
-
-LA: Any = _FreshLinalg()
+LA: Any = tnp.linalg  # eager calls compile afresh after lapack.set_enabled changes the path
 
 
 @pytest.fixture(autouse=True, params=["lapack", "xla"])
