@@ -39,11 +39,15 @@ def one_hot(
     if not _dt.is_integer(t.aval.dtype):
         raise dtype_error("one_hot", f"labels must be integers, got {describe(labels)}")
     (classes_size,), _ = parse_shape("one_hot", (num_classes,))  # an int >= 0: XLA would crash on a float size
-    shape = (*t.aval.shape, classes_size)
-    dims = (*t.aval.dims, None)
-    spread = S.broadcast_in_dim(t.atom, shape, tuple(range(t.aval.ndim)), dims)
-    classes = iota(t.aval.dtype, shape, t.aval.ndim, dims)
-    return wrap(E.convert(bind(E.eq_p, spread, classes), to_numpy(dtype)))
+    return wrap(E.convert(_is_label(t, classes_size, None).atom, to_numpy(dtype)))
+
+
+def _is_label(labels: Any, classes: int, class_dim: Any) -> Any:
+    """Booleans ``labels[..., None] == arange(classes)`` (the last axis named ``class_dim``)."""
+    shape = (*labels.aval.shape, classes)
+    dims = (*labels.aval.dims, class_dim)
+    spread = S.broadcast_in_dim(labels.atom, shape, tuple(range(labels.aval.ndim)), dims)
+    return wrap(bind(E.eq_p, spread, iota(labels.aval.dtype, shape, labels.aval.ndim, dims)))
 
 
 @op
@@ -86,10 +90,11 @@ def softmax_cross_entropy_with_integer_labels(
     classes = lg.aval.shape[-1]
     if not _dt.is_integer(lb.aval.dtype):
         raise dtype_error(name, f"labels must be integers, got {describe(labels)}")
-    targets = one_hot(lb, classes, lg.aval.dtype)
     if label_smoothing:
-        targets = _smooth(name, targets, label_smoothing, classes)
-    loss = _cross_entropy(targets, log_softmax(lg), -1)
+        targets = _smooth(name, one_hot(lb, classes, lg.aval.dtype), label_smoothing, classes)
+        loss = _cross_entropy(targets, log_softmax(lg), -1)
+    else:  # the label's log-probability, picked by a mask: no float one-hot, no products
+        loss = -sum(where(_is_label(lb, classes, lg.aval.dims[-1]), log_softmax(lg), 0.0), axis=-1)
     # one_hot of an out-of-range label is all zeros: a loss of 0 would silently drop the example from training
     return where(_in_range(lb, classes), loss, float("nan"))
 
