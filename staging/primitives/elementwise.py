@@ -374,19 +374,37 @@ def _unary(name: str, allowed: frozenset[Any], what: str, deriv: Callable[[Atom,
     return prim
 
 
-neg_p = _unary("neg", NUMERIC, "numeric", lambda x, y: S.full_like(x, -1))
+neg_p = _unary("neg", NUMERIC, "numeric", None)  # linear: its rules below negate the tangent or cotangent
+
+
+@neg_p.def_jvp
+def _neg_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (t,) = tangents
+    if is_zero(t) or not dtypes.is_float(outs[0].aval.dtype):
+        return (Zero(outs[0].aval),)
+    return (neg(t),)  # type: ignore[arg-type]
+
+
+@neg_p.def_vjp
+def _neg_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+    (ct,) = cts
+    if isinstance(ct, Zero) or outs[0].aval.dtype not in FLOAT:
+        return (Zero(primals[0].aval),)
+    return (neg(ct),)
+
+
+# Rank-0 constants broadcast inside ``sub``, ``div`` and ``mul`` (one equation where ``full_like`` would add a
+# broadcast_in_dim); the result takes the shaped operand's shape and dim names either way.
 exp_p = _unary("exp", FLOAT, "floating-point", lambda x, y: y)
-log_p = _unary("log", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), x))
-log1p_p = _unary("log1p", FLOAT, "floating-point", lambda x, y: div(S.full_like(x, 1), add(x, scalar(1, x))))
+log_p = _unary("log", FLOAT, "floating-point", lambda x, y: div(scalar(1, x), x))
+log1p_p = _unary("log1p", FLOAT, "floating-point", lambda x, y: div(scalar(1, x), add(x, scalar(1, x))))
 expm1_p = _unary("expm1", FLOAT, "floating-point", lambda x, y: exp(x))  # not y + 1: that underflows to 0
-# A rank-0 ``1`` broadcasts inside ``sub`` (one equation where ``full_like`` would add a broadcast_in_dim); the
-# result takes ``y``'s shape and dim names either way.
 tanh_p = _unary("tanh", FLOAT, "floating-point", lambda x, y: sub(scalar(1, y), mul(y, y)))
 logistic_p = _unary("logistic", FLOAT, "floating-point", lambda x, y: mul(y, sub(scalar(1, y), y)))
 sin_p = _unary("sin", FLOAT, "floating-point", lambda x, y: cos(x))
 cos_p = _unary("cos", FLOAT, "floating-point", lambda x, y: neg(sin(x)))
-sqrt_p = _unary("sqrt", FLOAT, "floating-point", lambda x, y: div(S.full_like(y, 0.5), y))
-rsqrt_p = _unary("rsqrt", FLOAT, "floating-point", lambda x, y: mul(S.full_like(y, -0.5), div(y, x)))
+sqrt_p = _unary("sqrt", FLOAT, "floating-point", lambda x, y: div(scalar(0.5, y), y))
+rsqrt_p = _unary("rsqrt", FLOAT, "floating-point", lambda x, y: mul(scalar(-0.5, y), div(y, x)))
 abs_p = _unary("abs", NUMERIC, "numeric", lambda x, y: sign(x))
 sign_p = _unary("sign", NUMERIC, "numeric", None)
 floor_p = _unary("floor", FLOAT, "floating-point", None)
