@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from _common import interleaved, machine, ratio, report, try_jax, us
+from steady_state import hlo_ops
 
 import tensorstage as ts
 from tensorstage import numpy as tnp
@@ -59,11 +60,15 @@ def main() -> None:
         jax_x = jax.device_put(x)
         np.testing.assert_allclose(np.asarray(jax_grad(jax_x)), expected, rtol=1e-5, atol=1e-6)
         candidates["jax.jit"] = lambda: jax_grad(jax_x).block_until_ready()
+        ours_hlo = hlo_ops(ts.program(ours).stage(x).compile().as_text())
+        same_hlo = ours_hlo == hlo_ops(jax_grad.lower(jax_x).compile().as_text())
     best = interleaved(candidates, args.number, args.rounds)
 
     rows: list[dict[str, Any]] = [{"impl": name, "us_per_call": us(t)} for name, t in best.items()]
     rows.append({"ratio": "tensorstage / jax.jit", "value": _fmt(ratio(best["tensorstage"], best.get("jax.jit")))})
     rows.append({"ratio": "tensorstage / numpy", "value": _fmt(ratio(best["tensorstage"], best["numpy"]))})
+    if jax is not None:  # the same optimized HLO: a ratio away from 1 is this machine's noise
+        rows.append({"check": "same optimized HLO as jax.jit", "value": str(same_hlo)})
     report(f"grad of sum(sigmoid(x)), x: f32[{N}]  (target tensorstage/jax.jit <= 1.1)", rows)
     print("  machine: " + ", ".join(f"{k}={v}" for k, v in machine().items()))
 
