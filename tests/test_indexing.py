@@ -320,3 +320,12 @@ def test_vmap_of_grad_of_indexing(rng: np.random.Generator) -> None:
     single = ts.grad(loss)
     want = np.stack([np.asarray(single(x, row)) for row in i])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+
+
+def test_set_with_array_indices_on_an_empty_operand_is_the_operand() -> None:
+    """``.at[arrays].set`` on an array without elements: nothing to set (the last-wins scatter used to fail)."""
+    x = np.zeros((0, 3), np.float32)
+    empty = np.zeros((0, 2), np.int32)
+    out = ts.program(lambda x: x.at[empty, empty].set(1.0))(x)
+    assert out.shape == (0, 3)
+    assert tnp.asarray(x).at[np.zeros(0, np.int32)].set(2.0).shape == (0, 3)

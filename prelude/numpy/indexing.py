@@ -538,6 +538,8 @@ def update_atom(op_name: str, x: Atom, index: Any, values: Atom, combiner: str) 
     inserted = tuple(a for a in indexed if not isinstance(items[a], _Range) or items[a].step != 1)  # type: ignore[union-attr]
     dn = G.ScatterDims(tuple(window_dims), inserted, tuple(indexed), len(batch))
     if combiner == "set" and arrays:  # array indices may repeat: make the last update win on every platform
+        if y.aval.size == 0:  # nothing to set (scatter_last_wins' gather cannot read an empty operand)
+            return x
         out = G.scatter_last_wins(y, indices, updates, dn)
     else:
         out = G.scatter(y, indices, updates, dn, combiner)
