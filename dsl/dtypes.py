@@ -17,6 +17,7 @@ class DType:
     """Base of all element types; never instantiated."""
 
     numpy: ClassVar[np.dtype[Any]]
+    dtype: ClassVar[np.dtype[Any]]  # the same, under the name NumPy reads: np.dtype(f32) is float32
 
     def __init__(self) -> None:
         raise TypeError("dtype classes are types, not values: use f32, not f32()")
@@ -91,6 +92,8 @@ class bool_(Bool):
 
 
 ALL: tuple[type[DType], ...] = (f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, bool_)
+for _cls in ALL:
+    _cls.dtype = _cls.numpy
 _BY_NUMPY: dict[np.dtype[Any], type[DType]] = {cls.numpy: cls for cls in ALL}
 
 

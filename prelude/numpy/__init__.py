@@ -36,9 +36,9 @@ from .reductions import (
     all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var,
 )
 from .selection import (
-    argwhere, bincount, choose, compress, digitize, extract, flatnonzero, histogram, histogram_bin_edges,
-    intersect1d, isin, nonzero, piecewise, select, setdiff1d, union1d, unique, unique_all, unique_counts,
-    unique_inverse, unique_values,
+    argwhere, bincount, choose, compress, digitize, extract, flatnonzero, histogram, histogram2d,
+    histogram_bin_edges, histogramdd, intersect1d, isin, nonzero, piecewise, select, setdiff1d, setxor1d, union1d,
+    unique, unique_all, unique_counts, unique_inverse, unique_values,
 )
 from .shaping import (
     broadcast_shapes, broadcast_to, expand_dims, moveaxis, permute_dims, ravel, reshape, rollaxis, squeeze, swapaxes,
@@ -52,6 +52,13 @@ from .sorting import (
     argpartition, argsort, lexsort, median, nanmedian, nanpercentile, nanquantile, partition, percentile, quantile,
     searchsorted, sort,
 )
+from . import float_math, index_tools, names, polynomials, sampled_calculus, signal_tools
+from .float_math import *  # noqa: F403  (each of these modules lists its public names in __all__)
+from .index_tools import *  # noqa: F403
+from .names import *  # noqa: F403
+from .polynomials import *  # noqa: F403
+from .sampled_calculus import *  # noqa: F403
+from .signal_tools import *  # noqa: F403
 from .ufuncs import (
     abs, absolute, add, astype, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
     bitwise_xor, ceil, clip, cos, divide, divmod, equal, exp, expm1, floor, floor_divide, greater, greater_equal,
@@ -89,9 +96,15 @@ __all__ = [
     "tril_indices_from", "triu", "triu_indices", "triu_indices_from", "trunc", "vander", "vecdot",
     # selection by value (static sizes)
     "argwhere", "bincount", "choose", "compress", "digitize", "extract", "flatnonzero", "histogram",
-    "histogram_bin_edges", "intersect1d", "isin", "nonzero", "piecewise", "select", "setdiff1d", "union1d",
-    "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "histogram2d", "histogram_bin_edges", "histogramdd", "intersect1d", "isin", "nonzero", "piecewise", "select",
+    "setdiff1d", "setxor1d", "union1d", "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     # more creation, splitting and axis moves
     "block", "broadcast_shapes", "dsplit", "empty", "empty_like", "fromfunction", "geomspace", "hsplit", "indices",
     "logspace", "permute_dims", "rollaxis", "trim_zeros", "vsplit",
 ]
+__all__ += names.__all__  # one statement per module: the form mypy follows
+__all__ += float_math.__all__
+__all__ += index_tools.__all__
+__all__ += signal_tools.__all__
+__all__ += sampled_calculus.__all__
+__all__ += polynomials.__all__

@@ -110,11 +110,13 @@ def _odd(x: Atom, magnitude: Atom) -> Atom:
     return E.select(E.eq(x, _c(0, x)), x, signed)
 
 
+_SIGNED_OF_WIDTH: dict[int, np.dtype[Any]] = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+
+
 def _signbit(a: Atom) -> Atom:
-    """True for negative numbers and -0 (``1 / -0`` is -inf). A NaN's sign bit cannot be read without a bitcast
-    primitive: NaNs count as positive."""
-    negative_zero = _and(E.eq(a, _c(0, a)), E.lt(E.div(_c(1, a), a), _c(0, a)))
-    return _or(E.lt(a, _c(0, a)), negative_zero)
+    """True where a float's sign bit is set: negative numbers, -0 and negative NaNs (read from the bits)."""
+    bits = E.bitcast_convert(a, _SIGNED_OF_WIDTH[a.aval.dtype.itemsize])
+    return E.lt(bits, E.scalar(0, bits))
 
 
 # ------------------------------------------------------------------------------------ trigonometric
@@ -461,8 +463,7 @@ def copysign(x: Operand, y: Operand) -> AnyTensor:
 
 @op
 def signbit(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    """True where the sign bit is set: negative numbers and -0. Unlike NumPy, a NaN with its sign bit set gives
-    False (no primitive reads a float's bits)."""
+    """True where the sign bit is set: negative numbers, -0 and NaNs with the sign bit set (as NumPy)."""
     a = as_tensor(x).atom
     if a.aval.dtype == _dt.BOOL:
         raise dtype_error("signbit", f"signbit needs a numeric operand, got {a.aval}")

@@ -1,11 +1,16 @@
-"""NumPy's functions whose result size depends on the data: ``nonzero``, ``unique``, ``bincount``, ``histogram``,
-``extract``, ``compress`` and friends, plus the value-selecting ``select``, ``choose``, ``piecewise``, ``isin``,
+"""NumPy's functions whose result size depends on the data: ``nonzero``, ``unique``, ``bincount``, ``histogram``
+(and ``histogram2d``, ``histogramdd``), ``extract``, ``compress``, the set operations (``union1d``, ``intersect1d``,
+``setdiff1d``, ``setxor1d``) and friends, plus the value-selecting ``select``, ``choose``, ``piecewise``, ``isin``,
 ``digitize``.
 
 A staged program has static shapes, so (as in JAX) these take a static ``size=`` (``length=`` for ``bincount``):
 results are truncated to ``size`` elements or padded with ``fill_value``. Called eagerly on concrete arrays,
 ``size=None`` reads the data on the host to find the size, as NumPy does; while staging (``ts.program``, ``vmap``,
 ``grad``) ``size=None`` is an error that asks for ``size=``. Index results are i32 (NumPy: int64).
+
+Histograms take static bin counts (or edges). Without a ``range``, equal-width bins span the data's min and max:
+read on the host in eager calls, computed as staged reductions while staging. Counts are i32 (NumPy: int64 for
+``histogram``, float64 for ``histogram2d``/``histogramdd``), as JAX; weights or ``density`` give floats.
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ from .indexing import index_atom, update_atom
 from .sorting import searchsorted
 
 __all__ = [
-    "argwhere", "bincount", "choose", "compress", "digitize", "extract", "flatnonzero", "histogram",
-    "histogram_bin_edges", "intersect1d", "isin", "nonzero", "piecewise", "select", "setdiff1d", "union1d",
-    "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "argwhere", "bincount", "choose", "compress", "digitize", "extract", "flatnonzero", "histogram", "histogram2d",
+    "histogram_bin_edges", "histogramdd", "intersect1d", "isin", "nonzero", "piecewise", "select", "setdiff1d",
+    "setxor1d", "union1d", "unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
 ]
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -52,16 +57,21 @@ INDEX = _dt.DEFAULT_INT
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def _size_arg(op_name: str, size: Any, what: str = "size") -> int:
-    if isinstance(size, Tensor):
-        raise shape_error(op_name, f"{what}= must be a static Python int (it fixes the result's shape), got a tensor "
-                          f"{describe(size)}")
-    if isinstance(size, (bool, np.bool_)):
-        raise TypeError(f"{op_name}: {what}= must be an int, got {size!r}")
+def static_int(op_name: str, value: Any, what: str) -> int:
+    """A setting that fixes a result's shape (a size, an order, a degree): a Python int, never a tensor."""
+    if isinstance(value, Tensor):
+        raise shape_error(op_name, f"{what} must be a static Python int (it fixes the result's shape), got a tensor "
+                          f"{describe(value)}")
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op_name}: {what} must be an int, got {value!r}")
     try:
-        n = operator.index(size)
+        return operator.index(value)
     except TypeError:
-        raise TypeError(f"{op_name}: {what}= must be an int, got {size!r}") from None
+        raise TypeError(f"{op_name}: {what} must be an int, got {value!r}") from None
+
+
+def _size_arg(op_name: str, size: Any, what: str = "size") -> int:
+    n = static_int(op_name, size, f"{what}=")
     if n < 0:
         raise shape_error(op_name, f"{what}={n} is negative")
     return n
@@ -566,6 +576,43 @@ def _kept_unique(ar1: AnyTensor, ar2: AnyTensor, invert: bool, size: int, fill_v
     return wrap(_padded(valid, kept, fill))
 
 
+@_entry
+def setxor1d(ar1: Tensor[DT, Unpack[tuple[Any, ...]]], ar2: Tensor[DT, Unpack[tuple[Any, ...]]],
+             assume_unique: bool = False, *, size: int | None = None, fill_value: Any = None) -> Tensor[DT, Any]:
+    """The sorted unique elements in exactly one of the (flattened) arrays (``size``/``fill_value`` as
+    ``unique``). Each array's NaNs count as one element, found in neither array (as NumPy: a NaN in both arrays
+    appears twice). ``assume_unique`` is accepted and ignored (the result is the same for unique inputs)."""
+    n = _set_size("setxor1d", size, lambda a, b: int(np.setxor1d(a, b).size), ar1, ar2)
+    return _setxor1d(ar1, ar2, n, fill_value)
+
+
+def _only_in(a: Atom, b: Atom) -> tuple[Atom, Atom]:
+    """``a``'s elements sorted, and a mask of the first of each group of equal ones (NaNs one group) that is
+    not in ``b``."""
+    srt, _, first, _ = _sorted_groups(a, True)
+    return srt, bind(E.and_p, first, _isin_atoms(srt, b, True))
+
+
+@op
+def _setxor1d(ar1: AnyTensor, ar2: AnyTensor, size: int, fill_value: Any) -> AnyTensor:
+    dtype = result_dtype("setxor1d", (ar1, ar2))
+    a, b = _flat(atom(ar1, dtype)), _flat(atom(ar2, dtype))
+    if a.aval.size + b.aval.size == 0:
+        fill = 0 if fill_value is None else fill_value
+        return wrap(S.broadcast_to(_fill_atom(fill, a), Aval((size,), dtype, (None,))))
+    pieces = [_only_in(x, y) for x, y in ((a, b), (b, a)) if x.aval.size]
+    values = SL.concatenate([v for v, _ in pieces], 0) if len(pieces) > 1 else pieces[0][0]
+    keep = SL.concatenate([k for _, k in pieces], 0) if len(pieces) > 1 else pieces[0][1]
+    values, keep = T.sort([values, keep], 0)
+    positions, valid = _compact("setxor1d", keep, size)
+    kept = _gather("setxor1d", values, positions)
+    if size == 0:
+        return wrap(kept)
+    # default fill: the smallest result (as unique's), the smallest element when there is none
+    fill = wrap(S.reshape(SL.slice_in_dim(kept, 0, 1, 0), (), ())) if fill_value is None else fill_value
+    return wrap(_padded(valid, kept, fill))
+
+
 # ---------------------------------------------------------------------------------------------------- isin
 
 
@@ -751,20 +798,27 @@ def _data(name: str, a: Any, spec: Any = None) -> Atom:
     return x
 
 
+def _bin_index(name: str, flat: Atom, edges: Atom) -> Atom:
+    """The i32 bin of each element of the 1-D ``flat``: half-open bins but the last, which includes its right
+    edge; elements outside the edges (or NaN) get the number of bins (past the end)."""
+    nb = edges.aval.shape[0] - 1
+    if nb < 1:
+        raise shape_error(name, "bins needs at least two edges")
+    pos = as_tensor(searchsorted(wrap(edges), wrap(flat), side="right")).atom
+    last_edge = S.reshape(SL.slice_in_dim(edges, nb, nb + 1, 0), (), ())
+    on_last = E.eq(flat, S.broadcast_to(last_edge, flat.aval))
+    pos = E.select(on_last, E.scalar(nb, pos), pos)  # the last bin includes its right edge
+    below = E.lt(pos, E.scalar(1, pos))
+    return E.select(below, E.scalar(nb, pos), E.sub(pos, E.scalar(1, pos)))
+
+
 @op
 def _histogram(a: AnyTensor, spec: Any, weights: Any, density: bool) -> tuple[AnyTensor, AnyTensor]:
     x = _data("histogram", a, spec)
     edges = _edges_atom("histogram", x, spec)
     nb = edges.aval.shape[0] - 1
     flat = _flat(x)
-    if nb < 1:
-        raise shape_error("histogram", "bins needs at least two edges")
-    pos = as_tensor(searchsorted(wrap(edges), wrap(flat), side="right")).atom
-    last_edge = S.reshape(SL.slice_in_dim(edges, nb, nb + 1, 0), (), ())
-    on_last = E.eq(flat, S.broadcast_to(last_edge, flat.aval))
-    pos = E.select(on_last, E.scalar(nb, pos), pos)  # the last bin includes its right edge
-    below = E.lt(pos, E.scalar(1, pos))
-    index = E.select(below, E.scalar(nb, pos), E.sub(pos, E.scalar(1, pos)))  # outside (or NaN): past the end
+    index = _bin_index("histogram", flat, edges)
     if weights is None:
         w = S.full_like(flat.aval.with_dtype(INDEX), 1)
     else:
@@ -802,6 +856,138 @@ def histogram_bin_edges(a: AnyTensor, bins: Any = 10, range: tuple[float, float]
                         weights: Any = None) -> AnyTensor:
     """The bin edges ``histogram`` would use (``weights`` is accepted and ignored, as in NumPy)."""
     return _bin_edges(a, _resolve_bins("histogram_bin_edges", a, bins, range))
+
+
+# ------------------------------------------------------------------------------------- histogram2d, histogramdd
+
+
+def _per_dimension(name: str, value: Any, d: int, what: str) -> list[Any]:
+    """``bins`` or ``range`` of ``histogramdd``: one entry per dimension (a scalar ``bins`` or a None ``range``
+    serves them all)."""
+    if value is None or isinstance(value, (int, float, str, np.generic)):
+        return [value] * d
+    if isinstance(value, Tensor):
+        raise TypeError(f"{name}: {what} must be an int or a sequence of {d} bin counts or edge arrays, got a tensor "
+                        f"{describe(value)}")
+    items = list(value)
+    if len(items) != d:
+        raise ValueError(f"{name}: {what} has {len(items)} entries for a sample of {d} dimensions")
+    return items
+
+
+def _columns(name: str, sample: Any) -> list[Any]:
+    """The ``D`` coordinate arrays of a sample: a ``(N, D)`` array's columns (a 1-D array is ``(N, 1)``), or a
+    sequence of ``D`` arrays (NumPy's ``histogramdd((x, y))``)."""
+    if isinstance(sample, (list, tuple)):
+        return list(sample)
+    t = as_tensor(sample)
+    if t.aval.ndim == 1:
+        return [t]
+    if t.aval.ndim != 2:
+        raise shape_error(name, f"sample must be a (N, D) array or a sequence of D 1-D arrays, got {describe(t)}")
+    return [wrap(S.reshape(SL.slice_in_dim(t.atom, i, i + 1, 1), (t.aval.shape[0],), (t.aval.dims[0],)))
+            for i in range(t.aval.shape[1])]
+
+
+def _host_columns(name: str, sample: Any) -> list[Any]:
+    """Eagerly, the coordinate arrays on the host (to find default ranges); staged, the staged ones."""
+    if is_staging():
+        return _columns(name, sample)
+    if isinstance(sample, (list, tuple)):
+        return [as_host_array(c) for c in sample]
+    h = as_host_array(sample)
+    return [h] if h.ndim == 1 else list(h.T) if h.ndim == 2 else _columns(name, sample)
+
+
+def _check_bins(name: str, bins: Any, i: int) -> None:
+    """NumPy's rule for a scalar entry of histogramdd's ``bins``: an integer."""
+    if isinstance(bins, (float, np.floating)) or (isinstance(bins, np.ndarray) and bins.ndim == 0
+                                                   and bins.dtype.kind == "f"):
+        raise TypeError(f"{name}: bins[{i}] must be an integer when a scalar, got {bins!r}")
+
+
+@op
+def _histogramdd(name: str, sample: Any, specs: list[Any], weights: Any,
+                 density: bool) -> tuple[AnyTensor, list[AnyTensor]]:
+    columns = _columns(name, sample)
+    data = [_data(name, c, spec) for c, spec in zip(columns, specs)]
+    n = data[0].aval.shape[0] if data[0].aval.ndim == 1 else -1
+    if any(x.aval.ndim != 1 or x.aval.shape[0] != n for x in data):
+        raise shape_error(name, f"the coordinates must be 1-D arrays of one length, got "
+                          f"{', '.join(describe(c) for c in columns)}")
+    edges = [_edges_atom(name, x, spec) for x, spec in zip(data, specs)]
+    nbins = [e.aval.shape[0] - 1 for e in edges]
+    # the row-major bin number; past the end (dropped) when outside in any dimension
+    flat: Atom = literal(0, INDEX)
+    outside: Atom = literal(False, _dt.BOOL)
+    for x, e, nb in zip(data, edges, nbins):
+        index = _bin_index(name, _flat(x), e)
+        outside = bind(E.or_p, outside, E.eq(index, E.scalar(nb, index)))
+        flat = E.add(E.mul(flat, E.scalar(nb, index)), index)
+    total = int(np.prod(nbins))
+    flat = E.select(outside, S.full_like(flat.aval, total), flat)
+    if weights is None:
+        w = S.full_like(Aval((n,), INDEX, (None,)), 1)
+    else:
+        w = as_tensor(weights).atom
+        if w.aval.shape != (n,):
+            raise shape_error(name, f"weights {describe(weights)} must be 1-D with the sample's length {n}")
+        w = _flat(w)
+    hist = _scatter(name, _full(total, 0, w), flat, w, "add")
+    hist = S.reshape(hist, tuple(nbins), (None,) * len(nbins))
+    if density:  # NumPy's order: divide by each dimension's widths, then by the total
+        h = hist if _dt.is_float(hist.aval.dtype) else E.convert(hist, edges[0].aval.dtype)
+        total_count = R.reduce_sum(h, tuple(range(len(nbins))))
+        for axis, (e, nb) in enumerate(zip(edges, nbins)):
+            widths = E.sub(SL.slice_in_dim(e, 1, nb + 1, 0), SL.slice_in_dim(e, 0, nb, 0))
+            h = E.div(h, S.broadcast_in_dim(widths, h.aval.shape, (axis,), h.aval.dims))
+        hist = E.div(h, S.broadcast_to(total_count, h.aval))
+    return wrap(hist), [wrap(e) for e in edges]
+
+
+def _histogramdd_api(name: str, sample: Any, bins: Any, range: Any, density: Any,
+                     weights: Any) -> tuple[AnyTensor, list[AnyTensor]]:
+    columns = _host_columns(name, sample)
+    d = len(columns)
+    if d == 0:
+        raise shape_error(name, "the sample has no dimensions")
+    per_bins, per_range = _per_dimension(name, bins, d, "bins"), _per_dimension(name, range, d, "range")
+    specs = []
+    for i, (column, b, r) in enumerate(zip(columns, per_bins, per_range)):
+        _check_bins(name, b, i)
+        specs.append(_resolve_bins(name, column, b, r))
+    return _histogramdd(name, sample, specs, weights, bool(density))
+
+
+@_entry
+def histogramdd(sample: Any, bins: Any = 10, range: Sequence[tuple[float, float] | None] | None = None,
+                density: bool | None = None, weights: Any = None) -> tuple[AnyTensor, list[AnyTensor]]:
+    """``(hist, edges)``: the D-dimensional histogram of a ``(N, D)`` sample (or a sequence of D coordinate
+    arrays) and the list of each dimension's bin edges. ``bins``: an int for every dimension, or one entry per
+    dimension (an int or a 1-D array of edges); ``range``: None, or one ``(min, max)`` or None per dimension; the
+    bins, defaults and dtypes of each dimension as ``histogram``'s. Counts are i32 (NumPy: float64)."""
+    return _histogramdd_api("histogramdd", sample, bins, range, density, weights)
+
+
+def _length(bins: Any) -> int:
+    if isinstance(bins, Tensor):
+        return bins.aval.shape[0] if bins.aval.ndim else 1
+    try:
+        return len(bins)
+    except TypeError:
+        return 1
+
+
+@_entry
+def histogram2d(x: AnyTensor, y: AnyTensor, bins: Any = 10, range: Any = None, density: bool | None = None,
+                weights: Any = None) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """``(hist, xedges, yedges)``: the 2-D histogram of the points ``(x[i], y[i])`` (``hist[i, j]`` counts the
+    points in x bin ``i`` and y bin ``j``). ``bins``: an int, ``[nx, ny]``, one array of edges for both, or
+    ``[xedges, yedges]``; ``range``: ``[[xmin, xmax], [ymin, ymax]]`` or None (as ``histogramdd``)."""
+    if _length(bins) not in (1, 2):
+        bins = [bins, bins]  # one array of edges for both dimensions (NumPy's rule: any length but 1 and 2)
+    hist, (xedges, yedges) = _histogramdd_api("histogram2d", (x, y), bins, range, density, weights)
+    return hist, xedges, yedges
 
 
 @op
