@@ -175,6 +175,7 @@ class Emitter:
         self.counter = counter if counter is not None else [0]
         self.indent = indent
         self.loc = _loc_text(None)
+        self.source: SourceLoc | None = None  # the user's line of the equation being lowered, for rules' errors
         # Small constants already emitted in this block, by their ``value = dense<...> : type`` text: later uses
         # read the first instead of a copy of their own. XLA folds equal constants into one anyway; the module is
         # shorter to write and to parse (one splat of a learning rate per parameter shape, not one per parameter).
@@ -283,7 +284,7 @@ class Emitter:
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
         inner = Emitter(self.counter, self.indent + "    ", self.platform)
-        inner.loc = self.loc
+        inner.loc, inner.source = self.loc, self.source
         args = [Value(inner.fresh(), a, tensor_type(a)) for a in arg_avals]
         results = body(inner, args)
         inner.op("stablehlo.return", results, [])
@@ -307,7 +308,7 @@ class Emitter:
         """Emit a graph's equations inline (used for the entry function and nested graphs in regions)."""
         env: dict[Atom, ValueFields] = dict(zip(graph.inputs, args, strict=True))  # atoms hash by identity
         get = env.get
-        saved = self.loc
+        saved, saved_source = self.loc, self.source
         lowerings = LOWERINGS
         splats = SPLAT_SCALAR_OPERANDS
         plain_ops = PLAIN_OPS
@@ -326,6 +327,7 @@ class Emitter:
             if loc is not last_loc:  # consecutive equations mostly share one user line
                 last_loc = loc
                 here = self.loc = (locs.get(loc) if loc is not None else None) or _loc_text(loc)
+                self.source = loc
             inputs = eqn.inputs
             outputs = eqn.outputs
             # Operands without a per-operand type test: a literal (never in ``env``) reads as None and becomes a
@@ -401,7 +403,7 @@ class Emitter:
                 outs = rule(self, ins, tuple([v.aval for v in outputs]), **eqn.params)
             for var, val in zip(outputs, outs, strict=True):
                 env[var] = val
-        self.loc = saved
+        self.loc, self.source = saved, saved_source
         return [_as_value(get(a) or self.atom(a, env)) for a in graph.outputs]  # a literal as a constant
 
     def _with_constants(

@@ -1,5 +1,6 @@
 """What lowering for a GPU changes, checked on the module text (no GPU needed): f32 matrix products ask for full
-f32 precision (XLA's default lets GPUs use TF32, relative errors near 1e-3), unless the user opts out."""
+f32 precision (XLA's default lets GPUs use TF32, relative errors near 1e-3), unless the user opts out; integer
+convolutions, which XLA:GPU cannot run, are a clear error naming the user's line."""
 
 from __future__ import annotations
 
@@ -51,3 +52,15 @@ def test_an_unknown_precision_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("TENSORSTAGE_MATMUL_PRECISION", "tf16")
     with pytest.raises(ValueError, match="TENSORSTAGE_MATMUL_PRECISION='tf16'"):
         _module(np.float32, "gpu")
+
+
+def test_integer_convolutions_lower_on_cpu_only() -> None:
+    a, v = np.arange(9, dtype=np.int32), np.arange(4, dtype=np.int32)
+    ints = ts.program(lambda a, v: tnp.convolve(a, v, "same")).stage(a, v)
+    assert "stablehlo.convolution" in ints.stablehlo("cpu")
+    with pytest.raises(ts.DTypeError) as info:
+        ints.stablehlo("gpu")
+    for part in ("convolution", "i32[1, 1, 9]", "gpu", "float dtype", "test_lowering_platforms.py:"):
+        assert part in str(info.value), (part, str(info.value))
+    floats = ts.program(lambda a, v: tnp.convolve(a, v)).stage(np.ones(9, np.float32), np.ones(4, np.float32))
+    assert "stablehlo.convolution" in floats.stablehlo("gpu")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...staging import dtypes
+from ...staging.errors import DTypeError
 from ...staging.ir import Aval
 from ...staging.primitives import convolution as C
 from ..emit import Emitter, Value, i64_array, lowers, remember
@@ -40,6 +42,14 @@ def _props(params: dict[str, Any]) -> str:
 
 @lowers(C.conv_general_dilated_p)
 def _conv(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], **params: Any) -> list[Value]:
+    dtype = args[0].aval.dtype
+    if em.platform != "cpu" and not dtypes.is_float(dtype):
+        # XLA:GPU has no integer convolutions (its cuDNN rewriter fails with UNIMPLEMENTED, as jax's do)
+        raise DTypeError(
+            f"convolutions of {dtypes.short_name(dtype)} operands ({args[0].aval} with {args[1].aval}) do not run on "
+            f"{em.platform}: XLA has no integer convolutions there; convert the operands to a float dtype",
+            "convolution", em.source,
+        )
     key = tuple(params.items())
     props = _PROPS_TEXT.get(key)
     if props is None:
