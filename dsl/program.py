@@ -47,8 +47,9 @@ _PROGRAMS: weakref.WeakSet[Program[Any, Any]] = weakref.WeakSet()  # every live 
 def _lapack_choice_changed() -> None:
     """``lapack.set_enabled`` changed how linear algebra lowers: no Program may keep running an executable whose
     lowering made that choice."""
+    reason = "lapack.set_enabled changed how linear algebra lowers"
     for program in list(_PROGRAMS):
-        program._drop(lambda compiled: compiled.lapack_dependent, "lapack.set_enabled changed how linear algebra lowers")
+        program._drop(lambda compiled: compiled.lapack_dependent, reason)
 
 
 class Program(Generic[P, R]):

@@ -2,10 +2,10 @@
 categories, dtype utilities, and functions that read an array's attributes.
 
 Dtype names (``tnp.float32``...) are tensorstage's own dtype classes (``ts.f32``...), accepted wherever a dtype is
-(``tnp.zeros(3, dtype=tnp.float32)``, ``x.astype(tnp.int8)``); an array's ``.dtype`` is a NumPy dtype, so compare
-with ``x.dtype == tnp.float32.numpy`` or ``tnp.isdtype(x.dtype, tnp.float32)``. There are no ``uint16``/``uint64``
-(tensorstage does not support those dtypes) and no complex dtypes: ``iscomplexobj`` is False for every tensorstage
-array, ``real`` returns its operand and ``imag`` zeros of its shape and dtype.
+(``tnp.zeros(3, dtype=tnp.float32)``, ``x.astype(tnp.int8)``), NumPy too (``np.dtype(tnp.float32)`` is float32);
+an array's ``.dtype`` is a NumPy dtype, equal to its name (``x.dtype == tnp.float32``). There are no
+``uint16``/``uint64`` (tensorstage does not support those dtypes) and no complex dtypes: ``iscomplexobj`` is False
+for every tensorstage array, ``real`` returns its operand and ``imag`` zeros of its shape and dtype.
 
 Dtype utilities answer with tensorstage's conventions where they differ from NumPy's: the Python types ``float``
 and ``int`` mean float32 and int32 (what ``dtype=float`` gives here), Python scalars are weak (they adopt the

@@ -50,7 +50,9 @@ def _floats(name: str, *operands: Any) -> list[AnyTensor]:
     dtype = result_dtype(name, operands)
     if not _dt.is_float(dtype):
         described = ", ".join(describe(x) for x in operands)
-        raise dtype_error(name, f"{name} needs floating-point operands, got {described}; convert them with .astype(f32)")
+        raise dtype_error(
+            name, f"{name} needs floating-point operands, got {described}; convert them with .astype(f32)"
+        )
     return [wrap(atom(x, dtype, name)) for x in operands]
 
 
