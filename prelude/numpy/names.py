@@ -334,7 +334,8 @@ def _broadcast(x: Any, target: tuple[int, ...]) -> Any:
 
 def iscomplexobj(x: object) -> bool:
     """Whether ``x`` has a complex dtype: never for tensorstage arrays; NumPy's answer for other objects."""
-    return not isinstance(x, Tensor) and bool(np.iscomplexobj(x))  # type: ignore[arg-type]
+    candidate: Any = x  # NumPy's stubs type its argument differently across versions
+    return not isinstance(x, Tensor) and bool(np.iscomplexobj(candidate))
 
 
 def isrealobj(x: object) -> bool:
