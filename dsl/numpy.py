@@ -3,12 +3,14 @@
 from .prelude import numpy as _prelude_numpy
 from .prelude.numpy import *  # noqa: F403
 # mypy does not follow the package's ``__all__ += module.__all__`` into a star import: these modules' names directly
+from .prelude.numpy.bit_packing import *  # noqa: F403
 from .prelude.numpy.float_math import *  # noqa: F403
 from .prelude.numpy.index_tools import *  # noqa: F403
 from .prelude.numpy.names import *  # noqa: F403
 from .prelude.numpy.polynomials import *  # noqa: F403
 from .prelude.numpy.sampled_calculus import *  # noqa: F403
 from .prelude.numpy.signal_tools import *  # noqa: F403
+from .prelude.numpy.vectorizing import *  # noqa: F403
 from .prelude.numpy import linalg_namespace as linalg  # tnp.linalg: cholesky, qr, eigh, solve, det, norm, ...
 
 __all__ = ["linalg"]

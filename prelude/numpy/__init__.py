@@ -52,13 +52,15 @@ from .sorting import (
     argpartition, argsort, lexsort, median, nanmedian, nanpercentile, nanquantile, partition, percentile, quantile,
     searchsorted, sort,
 )
-from . import float_math, index_tools, names, polynomials, sampled_calculus, signal_tools
-from .float_math import *  # noqa: F403  (each of these modules lists its public names in __all__)
+from . import bit_packing, float_math, index_tools, names, polynomials, sampled_calculus, signal_tools, vectorizing
+from .bit_packing import *  # noqa: F403  (each of these modules lists its public names in __all__)
+from .float_math import *  # noqa: F403
 from .index_tools import *  # noqa: F403
 from .names import *  # noqa: F403
 from .polynomials import *  # noqa: F403
 from .sampled_calculus import *  # noqa: F403
 from .signal_tools import *  # noqa: F403
+from .vectorizing import *  # noqa: F403
 from .ufuncs import (
     abs, absolute, add, astype, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
     bitwise_xor, ceil, clip, cos, divide, divmod, equal, exp, expm1, floor, floor_divide, greater, greater_equal,
@@ -108,3 +110,5 @@ __all__ += index_tools.__all__
 __all__ += signal_tools.__all__
 __all__ += sampled_calculus.__all__
 __all__ += polynomials.__all__
+__all__ += vectorizing.__all__
+__all__ += bit_packing.__all__

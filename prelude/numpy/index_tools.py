@@ -1,7 +1,7 @@
-"""Index tricks and array-at-a-time helpers: ``unravel_index``, ``ravel_multi_index``, ``diag_indices``,
-``diag_indices_from``, ``fill_diagonal``, ``put_along_axis``, ``ix_``, ``mgrid``, ``ogrid``, ``s_``, ``index_exp``,
-``r_``, ``c_``, ``unstack``, ``matvec``, ``vecmat``, ``vectorize``, ``apply_along_axis``, ``apply_over_axes``,
-``packbits``, ``unpackbits``.
+"""Index tricks: ``unravel_index``, ``ravel_multi_index``, ``diag_indices``, ``diag_indices_from``,
+``fill_diagonal``, ``put_along_axis``, ``ix_``, ``mgrid``, ``ogrid``, ``s_``, ``index_exp``, ``r_``, ``c_``, and
+``unstack``, ``matvec``, ``vecmat``. (``vectorize`` and the ``apply_*`` helpers are in ``vectorizing.py``,
+``packbits``/``unpackbits`` in ``bit_packing.py``.)
 
 Deliberate differences from NumPy (mostly JAX's):
 
@@ -18,11 +18,9 @@ Deliberate differences from NumPy (mostly JAX's):
 - Index results are i32 where NumPy gives int64 (``diag_indices``; ``mgrid``/``ogrid`` of ints); ``unravel_index``
   keeps its input's integer dtype and ``ravel_multi_index`` the common dtype of its inputs (an error if the flat
   size does not fit it). Float ``mgrid``/``ogrid`` grids are f32 (NumPy: f64).
-- Broadcasting (``ravel_multi_index``, ``vectorize``, ``matvec``, ``vecmat``) follows the library's policy: no
+- Broadcasting (``ravel_multi_index``, ``matvec``, ``vecmat``) follows the library's policy: no
   leading axes added to one operand while another is stretched.
-- ``fill_diagonal`` supports ``wrap=True`` (JAX does not). ``vectorize``, ``apply_along_axis`` and
-  ``apply_over_axes`` call the function on staged tensors through ``ts.vmap`` (once, not once per element), so it
-  must be written with tensor operations, as in JAX.
+- ``fill_diagonal`` supports ``wrap=True`` (JAX does not).
 - ``r_`` and ``c_`` join without promoting dtypes (tensors must agree; Python numbers adopt their dtype) and give
   a 2-D tensor for the ``"r"``/``"c"`` directives where NumPy gives an ``np.matrix``.
 """
@@ -32,8 +30,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -41,13 +38,11 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...array import as_host_array
 from ...dims import Dim
-from ...dtypes import DType, i32, u8
+from ...dtypes import DType, i32
 from ...staging import dtypes as _dt
 from ...staging.builder import is_staging
-from ...staging.ir import Atom, Aval, DimName, literal
-from ...staging.builder import bind
+from ...staging.ir import Atom, Aval, DimName
 from ...staging.primitives import elementwise as E
-from ...staging.primitives import reductions as R
 from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor, Traced
@@ -58,9 +53,8 @@ from ._core import (
 from .indexing import _python_values, check_host_indices, index_atom, update_atom
 
 __all__: list[str] = [
-    "apply_along_axis", "apply_over_axes", "c_", "diag_indices", "diag_indices_from", "fill_diagonal", "index_exp",
-    "ix_", "matvec", "mgrid", "ogrid", "packbits", "put_along_axis", "r_", "ravel_multi_index", "s_", "unpackbits",
-    "unravel_index", "unstack", "vecmat", "vectorize",
+    "c_", "diag_indices", "diag_indices_from", "fill_diagonal", "index_exp", "ix_", "matvec", "mgrid", "ogrid",
+    "put_along_axis", "r_", "ravel_multi_index", "s_", "unravel_index", "unstack", "vecmat",
 ]
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -71,7 +65,6 @@ N = TypeVar("N")
 
 _I32 = np.dtype(np.int32)
 _I64 = np.dtype(np.int64)
-_U8 = np.dtype(np.uint8)
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -657,270 +650,3 @@ def vecmat(x1: AnyTensor, x2: AnyTensor, /) -> AnyTensor:
     _check_core("vecmat", a, b, a.aval.shape[-1], b.aval.shape[-2], a.aval.ndim - 1, b.aval.ndim - 2)
     out: AnyTensor = matmul(expand_dims(a, -2), b)
     return out[..., 0, :]
-
-
-# ---------------------------------------------------------------------------- vectorize and friends
-
-
-_NAME = r"\w+"
-_CORE = rf"\((?:{_NAME}(?:,{_NAME})*)?\)"
-_SIGNATURE = re.compile(rf"^{_CORE}(?:,{_CORE})*->{_CORE}(?:,{_CORE})*$")
-
-CoreDims = tuple[str, ...]
-
-
-def _parse_signature(signature: str) -> tuple[list[CoreDims], list[CoreDims]]:
-    """A gufunc signature such as ``"(m,n),(n)->(m)"`` as the core dim names of each input and output."""
-    compact = re.sub(r"\s+", "", signature)
-    if not _SIGNATURE.match(compact):
-        raise _error(ValueError, "vectorize", f"not a valid gufunc signature: {signature!r}")
-    inputs, outputs = compact.split("->")
-    return _core_dims(inputs), _core_dims(outputs)
-
-
-def _core_dims(side: str) -> list[CoreDims]:
-    return [tuple(re.findall(_NAME, arg)) for arg in re.findall(_CORE, side)]
-
-
-def _bind_core(sizes: dict[str, int], shape: tuple[int, ...], core: CoreDims, what: str, exact: bool) -> None:
-    if len(shape) < len(core) or (exact and len(shape) != len(core)):
-        raise _error(ValueError, "vectorize", f"{what} of shape {shape} does not fit the core dims {core}")
-    for name, n in zip(core, shape[len(shape) - len(core):]):
-        if sizes.setdefault(name, n) != n:
-            raise _error(ValueError, "vectorize", f"core dim {name!r} has sizes {sizes[name]} and {n} ({what})")
-
-
-def vectorize(pyfunc: Callable[..., Any], *, excluded: Collection[int | str] = frozenset(),
-              signature: str | None = None) -> Callable[..., Any]:
-    """``pyfunc`` made to broadcast over leading axes, as NumPy's ``vectorize`` and ``jax.numpy.vectorize``: it
-    is called once, on staged tensors, through ``ts.vmap`` (so it must use tensor operations). Without
-    ``signature`` it sees scalars (one element of each broadcast argument); with a gufunc ``signature`` such as
-    ``"(m,n),(n)->(m)"`` it sees the trailing core axes. ``excluded`` positions and keyword names are passed
-    through unchanged; other keyword arguments are broadcast like positional ones (after them, as in NumPy)."""
-    if any(not isinstance(e, (int, str)) or isinstance(e, bool) for e in excluded):
-        raise _error(TypeError, "vectorize", f"excluded must hold ints and strings, got {excluded!r}")
-    if any(isinstance(e, int) and e < 0 for e in excluded):
-        raise _error(ValueError, "vectorize", f"excluded={excluded!r} has negative positions")
-    cores = _parse_signature(signature) if signature is not None else None
-
-    @functools.wraps(pyfunc)
-    def vectorized(*args: Any, **kwargs: Any) -> Any:
-        func, operands = _bind_excluded(pyfunc, excluded, args, kwargs)
-        in_cores: list[CoreDims] = cores[0] if cores is not None else [()] * len(operands)
-        if len(in_cores) != len(operands):
-            raise _error(TypeError, "vectorize", f"signature {signature!r} takes {len(in_cores)} arguments, got "
-                         f"{len(operands)}")
-        return _call_vectorized(func, operands, in_cores, cores[1] if cores is not None else None)
-
-    return vectorized
-
-
-def _bind_excluded(pyfunc: Callable[..., Any], excluded: Collection[int | str], args: Sequence[Any],
-                   kwargs: dict[str, Any]) -> tuple[Callable[..., Any], list[Any]]:
-    """A function of the broadcast operands only (positional ones, then non-excluded keyword ones)."""
-    positions = [i for i in range(len(args)) if i not in excluded]
-    names = [k for k in kwargs if k not in excluded]
-
-    def func(*operands: Any) -> Any:
-        full = list(args)
-        for i, value in zip(positions, operands):
-            full[i] = value
-        keywords = dict(kwargs)
-        keywords.update(zip(names, operands[len(positions):]))
-        return pyfunc(*full, **keywords)
-
-    return func, [args[i] for i in positions] + [kwargs[k] for k in names]
-
-
-def _as_operand(x: Any) -> Any:
-    return x if isinstance(x, Tensor) or type(x) in (int, float, bool) else as_host_array(x)
-
-
-def _call_vectorized(func: Callable[..., Any], operands: list[Any], in_cores: list[CoreDims],
-                     out_cores: list[CoreDims] | None) -> Any:
-    from ...batching import vmap
-    from .shaping import expand_dims, squeeze
-
-    operands = [_as_operand(x) for x in operands]
-    sizes: dict[str, int] = {}
-    loops: list[tuple[int, ...]] = []
-    for k, (x, core) in enumerate(zip(operands, in_cores)):
-        shape = _shape_of(x)
-        _bind_core(sizes, shape, core, f"argument {k}", exact=False)
-        loops.append(shape[: len(shape) - len(core)])
-    avals = [Aval(loop, _I32, (None,) * len(loop)) for loop in loops if loop]
-    batch = broadcast_shapes("vectorize", avals).shape if avals else ()
-    if out_cores is not None:
-        func = _checking_outputs(func, dict(sizes), out_cores)
-    # Size-1 loop axes are squeezed and mapped with in_axes=None (as JAX does): no broadcast copies are made.
-    squeezed: list[Any] = []
-    padded: list[tuple[int, ...]] = []
-    for x, loop in zip(operands, loops):
-        ones = tuple(i for i, n in enumerate(loop) if n == 1)
-        squeezed.append(squeeze(x, ones) if ones else x)
-        padded.append((1,) * (len(batch) - len(loop)) + loop)
-    expand: list[int] = []
-    mapped = func
-    for axis in reversed(range(len(batch))):
-        in_axes = tuple(None if p[axis] == 1 else 0 for p in padded)
-        if all(a is None for a in in_axes):
-            expand.append(axis)
-        else:
-            mapped = vmap(mapped, in_axes=in_axes)
-    if mapped is func:  # nothing to map over: host arrays as tensors, as vmap would give them
-        from .creation import array
-
-        squeezed = [array(x) if isinstance(x, np.ndarray) else x for x in squeezed]
-    result = mapped(*squeezed)
-    if not expand:
-        return result
-    if isinstance(result, tuple):
-        return tuple(expand_dims(r, tuple(expand)) for r in result)
-    return expand_dims(result, tuple(expand))
-
-
-def _checking_outputs(func: Callable[..., Any], sizes: dict[str, int], out_cores: list[CoreDims]
-                      ) -> Callable[..., Any]:
-    def checked(*args: Any) -> Any:
-        out = func(*args)
-        outs = out if isinstance(out, tuple) else (out,)
-        if (len(out_cores) > 1 and not isinstance(out, tuple)) or len(outs) != len(out_cores):
-            raise _error(TypeError, "vectorize", f"the signature promises {len(out_cores)} outputs, the function "
-                         f"returned {len(outs)}")
-        bound = dict(sizes)
-        for k, (o, core) in enumerate(zip(outs, out_cores)):
-            _bind_core(bound, _shape_of(o), core, f"output {k}", exact=True)
-        return out
-
-    return checked
-
-
-def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
-    """``func1d(arr_1d, *args, **kwargs)`` on every 1-D slice along ``axis``: its result axes replace ``axis``.
-    Built on ``ts.vmap`` as in JAX, so ``func1d`` is called once, on a staged slice."""
-    from ...batching import vmap
-
-    ndim = len(_shape_of(arr))
-    if ndim == 0:
-        raise shape_error("apply_along_axis", f"needs an operand of rank >= 1, got {describe(arr)}")
-    ax = _static_int("apply_along_axis", "axis", axis)
-    if not -ndim <= ax < ndim:
-        raise shape_error("apply_along_axis", f"axis {ax} is out of range for {describe(arr)} (rank {ndim})")
-    ax %= ndim
-
-    def func(x: Any) -> Any:
-        return func1d(x, *args, **kwargs)
-
-    for i in range(1, ndim - ax):
-        func = vmap(func, in_axes=i, out_axes=-1)
-    for _ in range(ax):
-        func = vmap(func, in_axes=0, out_axes=0)
-    return func(_as_operand(arr))
-
-
-def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: int | Sequence[int]) -> AnyTensor:
-    """``func(a, axis)`` applied for each of ``axes`` in turn, each result kept at ``a``'s rank (a reduced axis
-    is put back with size 1), as NumPy does."""
-    from .creation import asarray
-    from .shaping import expand_dims
-
-    result = a if isinstance(a, Tensor) else as_host_array(a)
-    ndim = len(_shape_of(result))
-    for axis in (axes,) if isinstance(axes, int) else tuple(axes):
-        axis = _static_int("apply_over_axes", "axis", axis)
-        if not -ndim <= axis < ndim:
-            raise shape_error("apply_over_axes", f"axis {axis} is out of range for {describe(a)} (rank {ndim})")
-        axis %= ndim  # as NumPy: func sees the axis counted from the front
-        out = func(result, axis)
-        rank = len(_shape_of(out))
-        if rank == ndim - 1:
-            out = expand_dims(out, axis)
-        elif rank != ndim:
-            raise _error(ValueError, "apply_over_axes", f"func returned rank {rank} for an operand of rank {ndim} "
-                         f"(axis {axis}): it must keep the rank or remove one axis")
-        result = out
-    return result if isinstance(result, Tensor) else asarray(result)
-
-
-# ------------------------------------------------------------------------------------------------ bits
-
-
-def _bit_order(op_name: str, bitorder: str) -> np.ndarray[Any, Any]:
-    """Bit weights of one byte, most significant first for ``"big"``."""
-    if bitorder not in ("big", "little"):
-        raise _error(ValueError, op_name, f"bitorder must be 'big' or 'little', got {bitorder!r}")
-    weights = (1 << np.arange(8)).astype(np.uint8)
-    return weights[::-1] if bitorder == "big" else weights
-
-
-def _last_axis(op_name: str, t: Traced[Any], axis: int | None) -> tuple[Atom, int]:
-    """The operand with ``axis`` moved last (the flattened operand when None), and where to move it back."""
-    if axis is None:
-        return S.reshape(t.atom, (t.aval.size,)), 0
-    if t.aval.ndim == 0:
-        raise shape_error(op_name, f"an axis needs an operand of rank >= 1, got {describe(t)}")
-    ax = normalize_axes(op_name, axis, t, allow_none=False)[0]
-    order = [k for k in range(t.aval.ndim) if k != ax] + [ax]
-    return S.transpose(t.atom, order), ax
-
-
-def _axis_back(x: Atom, ax: int) -> Atom:
-    order = list(range(x.aval.ndim - 1))
-    order.insert(ax, x.aval.ndim - 1)
-    return S.transpose(x, order)
-
-
-@op
-def packbits(a: Tensor[Any, Unpack[Sh]], axis: int | None = None, bitorder: str = "big"
-             ) -> Tensor[u8, Unpack[tuple[Any, ...]]]:
-    """Elements of an integer or bool array as bits (non-zero is 1) packed 8 to a u8 along ``axis`` (the
-    flattened array when None), the last byte padded with zero bits."""
-    weights = _bit_order("packbits", bitorder)
-    t = as_tensor(a)
-    if not (_dt.is_integer(t.aval.dtype) or t.aval.dtype == _dt.BOOL):
-        raise dtype_error("packbits", f"needs an integer or bool operand, got {describe(t)}")
-    x, ax = _last_axis("packbits", t, axis)
-    bits = E.convert(x if x.aval.dtype == _dt.BOOL else _nonzero(x), _U8)
-    *lead, n = bits.aval.shape
-    nbytes = -(-n // 8)
-    bits = SL.pad(bits, E.scalar(0, bits), [(0, 0, 0)] * len(lead) + [(0, nbytes * 8 - n, 0)])
-    grouped = S.reshape(bits, (*lead, nbytes, 8))
-    w = S.broadcast_in_dim(literal(weights, _U8), grouped.aval.shape, (len(lead) + 1,))
-    packed = R.reduce_sum(E.mul(grouped, w), (len(lead) + 1,))  # the bits are disjoint: the sum is their OR
-    return wrap(_axis_back(packed, ax) if axis is not None else packed)
-
-
-def _nonzero(x: Atom) -> Atom:
-    out: Atom = bind(E.ne_p, x, _c(0, x))
-    return out
-
-
-@op
-def unpackbits(a: Tensor[u8, Unpack[Sh]], axis: int | None = None, count: int | None = None,
-               bitorder: str = "big") -> Tensor[u8, Unpack[tuple[Any, ...]]]:
-    """The bits of a u8 array (each byte becomes 8 u8 zeros and ones) along ``axis`` (the flattened array when
-    None). ``count`` keeps that many bits (padding with zeros past the end), a negative one drops bits from the
-    end."""
-    weights = _bit_order("unpackbits", bitorder)
-    t = as_tensor(a)
-    if t.aval.dtype != _U8:
-        raise dtype_error("unpackbits", f"needs a u8 operand, got {describe(t)}")
-    x, ax = _last_axis("unpackbits", t, axis)
-    *lead, n = x.aval.shape
-    spread = S.broadcast_in_dim(x, (*lead, n, 8), tuple(range(len(lead) + 1)))
-    w = S.broadcast_in_dim(literal(weights, _U8), spread.aval.shape, (len(lead) + 1,))
-    bits = E.convert(_nonzero(bind(E.and_p, spread, w)), _U8)
-    bits = S.reshape(bits, (*lead, n * 8))
-    if count is not None:
-        bits = _count_bits(bits, _static_int("unpackbits", "count", count), n * 8)
-    return wrap(_axis_back(bits, ax) if axis is not None else bits)
-
-
-def _count_bits(bits: Atom, count: int, total: int) -> Atom:
-    if count < -total:
-        raise _error(ValueError, "unpackbits", f"count={count} drops more than the {total} bits there are")
-    keep = total + count if count < 0 else count
-    if keep <= total:
-        return SL.slice_in_dim(bits, 0, keep, bits.aval.ndim - 1)
-    pads = [(0, 0, 0)] * (bits.aval.ndim - 1) + [(0, keep - total, 0)]
-    return SL.pad(bits, E.scalar(0, bits), pads)
