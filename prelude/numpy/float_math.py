@@ -20,7 +20,7 @@ must be an integer or bool tensor or a Python int; ``gcd``/``lcm`` need integers
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
@@ -39,7 +39,7 @@ from ...tensor import Tensor
 from ._core import (
     as_tensor, atom, broadcast_atoms, describe, dtype_error, elementwise_operands, float_operand, op, wrap,
 )
-from .mathfuncs import _and, _finfo, _floats, _isnan, _or
+from .mathfuncs import FloatLayout, _and, _finfo, _floats, _isnan, _or, float_layout
 from .ufuncs import round as _round
 
 DT = TypeVar("DT", bound=DType)
@@ -51,35 +51,6 @@ AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 _I32 = np.dtype(np.int32)
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-class _Layout(NamedTuple):
-    """A float dtype's bit layout: the signed integer of its width, mantissa bits, exponent bias."""
-
-    int_dtype: np.dtype[Any]
-    mantissa: int
-    bias: int
-
-    @property
-    def sign(self) -> int:  # the sign bit, as a value of ``int_dtype``
-        return -(1 << (8 * self.int_dtype.itemsize - 1))
-
-    @property
-    def magnitude(self) -> int:  # every bit but the sign
-        return (1 << (8 * self.int_dtype.itemsize - 1)) - 1
-
-    @property
-    def fraction(self) -> int:
-        return (1 << self.mantissa) - 1
-
-    @property
-    def top_field(self) -> int:  # the exponent field of infinities and NaNs
-        return 2 * self.bias + 1
-
-
-def _layout(dtype: np.dtype[Any]) -> _Layout:
-    info = _finfo(dtype)
-    return _Layout(np.dtype(f"int{8 * dtype.itemsize}"), int(info.nmant), int(info.maxexp) - 1)
 
 
 def _k(value: int, like: Atom) -> Atom:
@@ -94,7 +65,7 @@ def _shl(a: Atom, n: Atom) -> Atom:
     return bind(E.shift_left_p, a, n)  # type: ignore[no-any-return]
 
 
-def _fields(bits: Atom, layout: _Layout) -> tuple[Atom, Atom]:
+def _fields(bits: Atom, layout: FloatLayout) -> tuple[Atom, Atom]:
     """The magnitude bits (all but the sign) and the exponent field of a float's bits."""
     magnitude = _and(bits, _k(layout.magnitude, bits))
     return magnitude, _shr(magnitude, _k(layout.mantissa, bits))
@@ -102,7 +73,7 @@ def _fields(bits: Atom, layout: _Layout) -> tuple[Atom, Atom]:
 
 def _pow2(k: Atom, dtype: np.dtype[Any]) -> Atom:
     """``2.0 ** k`` in ``dtype`` for integer ``k`` (of the dtype's width) in the normal exponent range."""
-    layout = _layout(dtype)
+    layout = float_layout(dtype)
     return E.bitcast_convert(_shl(E.add(k, _k(layout.bias, k)), _k(layout.mantissa, k)), dtype)
 
 
@@ -144,7 +115,7 @@ def frexp(x: Tensor[FT, Unpack[Shape]]) -> tuple[Tensor[FT, Unpack[Shape]], Tens
     """Mantissa and exponent: ``x == mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1`` and an int32
     exponent; ``(x, 0)`` for zeros, infinities and NaN. Exact for subnormals (read from the bits)."""
     a = float_operand("frexp", x).atom
-    layout = _layout(a.aval.dtype)
+    layout = float_layout(a.aval.dtype)
     bits = E.bitcast_convert(a, layout.int_dtype)
     magnitude, field = _fields(bits, layout)
     # A subnormal's fraction bits, as an integer below 2**mantissa, convert to the float exactly: a normal number
@@ -174,7 +145,7 @@ def ldexp(x1: Operand, x2: Operand) -> AnyTensor:
     """``x1 * 2**x2`` for float ``x1`` and integer ``x2``, without overflow in between: exact wherever the result
     is a normal number (see the module docstring for subnormal results)."""
     a = atom(x1, _dt.DEFAULT_FLOAT, "ldexp") if type(x1) in (int, float) else float_operand("ldexp", x1).atom
-    layout = _layout(a.aval.dtype)
+    layout = float_layout(a.aval.dtype)
     # Beyond this every nonzero finite x1 overflows or underflows: clamping keeps the pieces below in range.
     limit = 2 * layout.bias + layout.mantissa + 2
     n = _exponent_operand(x2, limit, a)
@@ -211,7 +182,7 @@ def modf(x: Tensor[FT, Unpack[Shape]]) -> tuple[Tensor[FT, Unpack[Shape]], Tenso
     """Fractional and integral parts, both with the sign of ``x``: ``modf(-3.5) == (-0.5, -3.0)``,
     ``modf(-3.0) == (-0.0, -3.0)``, ``modf(±inf) == (±0.0, ±inf)``. The fractional part has derivative 1."""
     a = float_operand("modf", x).atom
-    bits = E.bitcast_convert(a, _layout(a.aval.dtype).int_dtype)
+    bits = E.bitcast_convert(a, float_layout(a.aval.dtype).int_dtype)
     negative = E.lt(bits, _k(0, bits))  # the sign bit: -0.0 and negative NaNs too
     whole = E.select(E.lt(a, E.scalar(0, a)), bind(E.ceil_p, a), E.floor(a))
     fraction = E.select(_is_infinity(E.abs(a), math.inf), E.scalar(0, a), E.sub(a, whole))
@@ -230,7 +201,7 @@ def nextafter(x1: Operand, x2: Operand) -> AnyTensor:
     """The next representable number after ``x1`` toward ``x2`` (``x2`` where they are equal, NaN if either is);
     found on the bits, so exact at subnormals and across zero."""
     a, b = _floats("nextafter", x1, x2)
-    layout = _layout(a.aval.dtype)
+    layout = float_layout(a.aval.dtype)
     ka, kb = _ordered(a, layout), _ordered(b, layout)
     step = E.select(E.lt(ka, kb), _k(1, ka), _k(-1, ka))
     k = E.add(ka, step)
@@ -241,7 +212,7 @@ def nextafter(x1: Operand, x2: Operand) -> AnyTensor:
     return wrap(E.select(_or(_isnan(a), _isnan(b)), E.scalar(math.nan, out), out))
 
 
-def _ordered(a: Atom, layout: _Layout) -> Atom:
+def _ordered(a: Atom, layout: FloatLayout) -> Atom:
     """A float's bits as an integer that orders as the floats do (``-x`` maps to ``-bits(x)``; both zeros to 0),
     so comparisons and steps are exact where float comparisons would flush subnormals."""
     bits = E.bitcast_convert(a, layout.int_dtype)
@@ -254,7 +225,7 @@ def spacing(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     """The distance from ``x`` to the next number away from zero, with the sign of ``x`` (positive at -0.0: the
     smallest subnormal): one ulp of ``x``; inf at the largest float, NaN at infinities and NaN."""
     a = float_operand("spacing", x).atom
-    layout = _layout(a.aval.dtype)
+    layout = float_layout(a.aval.dtype)
     bits = E.bitcast_convert(a, layout.int_dtype)
     magnitude, field = _fields(bits, layout)
     one, zero = _k(1, field), _k(0, field)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
@@ -47,6 +47,35 @@ def _finfo(dtype: np.dtype[Any]) -> Any:
         import ml_dtypes
 
         return ml_dtypes.finfo(dtype)  # type: ignore[no-untyped-call]
+
+
+class FloatLayout(NamedTuple):
+    """A float dtype's bit layout: the signed integer of its width, mantissa bits, exponent bias."""
+
+    int_dtype: np.dtype[Any]
+    mantissa: int
+    bias: int
+
+    @property
+    def sign(self) -> int:  # the sign bit, as a value of ``int_dtype``
+        return -(1 << (8 * self.int_dtype.itemsize - 1))
+
+    @property
+    def magnitude(self) -> int:  # every bit but the sign
+        return (1 << (8 * self.int_dtype.itemsize - 1)) - 1
+
+    @property
+    def fraction(self) -> int:
+        return (1 << self.mantissa) - 1
+
+    @property
+    def top_field(self) -> int:  # the exponent field of infinities and NaNs
+        return 2 * self.bias + 1
+
+
+def float_layout(dtype: np.dtype[Any]) -> FloatLayout:
+    info = _finfo(dtype)
+    return FloatLayout(np.dtype(f"int{8 * dtype.itemsize}"), int(info.nmant), int(info.maxexp) - 1)
 
 
 def _c(value: float, like: Atom) -> Atom:
@@ -110,12 +139,9 @@ def _odd(x: Atom, magnitude: Atom) -> Atom:
     return E.select(E.eq(x, _c(0, x)), x, signed)
 
 
-_SIGNED_OF_WIDTH: dict[int, np.dtype[Any]] = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
-
-
 def _signbit(a: Atom) -> Atom:
     """True where a float's sign bit is set: negative numbers, -0 and negative NaNs (read from the bits)."""
-    bits = E.bitcast_convert(a, _SIGNED_OF_WIDTH[a.aval.dtype.itemsize])
+    bits = E.bitcast_convert(a, float_layout(a.aval.dtype).int_dtype)
     return E.lt(bits, E.scalar(0, bits))
 
 

@@ -26,7 +26,7 @@ from ...staging.source import user_location
 from ...staging.primitives import elementwise as E
 from ...staging.primitives.autodiff import stop_gradient
 from ...tensor import Tensor, Traced
-from .mathfuncs import _finfo, _in_f32
+from .mathfuncs import _finfo, _in_f32, float_layout
 from ._core import (
     _named, as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap,
 )
@@ -385,16 +385,9 @@ def log2(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
     return wrap(_in_f32(_log2, float_operand("log2", x).atom))
 
 
-# Per float dtype: the integer of its width, its mantissa bits, its exponent bias.
-_FLOAT_LAYOUT: dict[np.dtype[Any], tuple[np.dtype[Any], int, int]] = {
-    np.dtype(np.float32): (np.dtype(np.int32), 23, 127),
-    np.dtype(np.float64): (np.dtype(np.int64), 52, 1023),
-}
-
-
 def _log2(a: Atom) -> Atom:
     out = E.div(E.log(a), E.scalar(float(np.log(2.0)), a))  # can be ulps off an integer at a power of 2
-    width, mantissa, bias = _FLOAT_LAYOUT[a.aval.dtype]
+    width, mantissa, bias = float_layout(a.aval.dtype)
     bits = E.bitcast_convert(a, width)  # (shifted logically: a set sign bit makes the field too large)
     field = bind(E.shift_right_logical_p, bits, literal(mantissa, width))
     fraction = bind(E.and_p, bits, literal((1 << mantissa) - 1, width))
