@@ -21,7 +21,6 @@ Deliberate differences from NumPy:
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -42,6 +41,7 @@ from ._core import (
     as_tensor, atom, describe, dtype_error, float_operand, normalize_axes, op, result_dtype, shape_error, wrap,
 )
 from .cumulative import cumsum
+from .selection import static_int
 from .ufuncs import abs as abs_, remainder, where
 
 __all__ = ["bartlett", "blackman", "convolve", "correlate", "hamming", "hanning", "i0", "kaiser", "unwrap"]
@@ -103,16 +103,9 @@ def _sliding(name: str, a: Any, v: Any, mode: str, flip_kernel: bool) -> Atom:
 
 def _window_length(name: str, M: Any) -> int:
     """``M`` as an int: a static length (a float that holds an integer is accepted, as NumPy does)."""
-    if isinstance(M, Tensor):
-        raise shape_error(name, f"the window length M must be a static Python int, got a tensor {describe(M)}")
     if isinstance(M, float) and M.is_integer():
         return int(M)
-    if isinstance(M, bool):
-        raise TypeError(f"{name}: the window length M must be an int, got {M!r}")
-    try:
-        return operator.index(M)
-    except TypeError:
-        raise TypeError(f"{name}: the window length M must be an int, got {M!r}") from None
+    return static_int(name, M, "the window length M")
 
 
 def _float_dtype(name: str, dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[Any]:
