@@ -22,6 +22,7 @@ from ..numpy import abs, isfinite, log, max as max_, mean, sqrt, sum, where
 from ..numpy._core import (
     as_tensor, describe, dtype_error, float_operand, normalize_axes, op, parse_shape, shape_error, wrap,
 )
+from ..numpy.static_settings import static_int
 from ._activations import _softplus, log_softmax
 
 DT = TypeVar("DT", bound=DType)
@@ -38,7 +39,7 @@ def one_hot(
     t = as_tensor(labels)
     if not _dt.is_integer(t.aval.dtype):
         raise dtype_error("one_hot", f"labels must be integers, got {describe(labels)}")
-    (classes_size,), _ = parse_shape("one_hot", (num_classes,))  # an int >= 0: XLA would crash on a float size
+    (classes_size,), _ = parse_shape("one_hot", (static_int("one_hot", num_classes, "num_classes"),))  # >= 0
     return wrap(E.convert(_is_label(t, classes_size, None).atom, to_numpy(dtype)))
 
 

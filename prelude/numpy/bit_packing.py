@@ -18,8 +18,9 @@ from ...staging.primitives import reductions as R
 from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor, Traced
-from ._core import as_tensor, atom, describe, dtype_error, normalize_axes, op, shape_error, wrap
-from .index_tools import Sh, _c, _error, _static_int
+from ._core import as_tensor, describe, dtype_error, normalize_axes, op, shape_error, wrap
+from .index_tools import Sh, _c, _error
+from .static_settings import static_int
 
 __all__: list[str] = ["packbits", "unpackbits"]
 
@@ -96,7 +97,7 @@ def unpackbits(a: Tensor[u8, Unpack[Sh]], axis: int | None = None, count: int | 
     bits = E.convert(_nonzero(bind(E.and_p, spread, w)), _U8)
     bits = S.reshape(bits, (*lead, n * 8))
     if count is not None:
-        bits = _count_bits(bits, _static_int("unpackbits", "count", count), n * 8)
+        bits = _count_bits(bits, static_int("unpackbits", count, "count"), n * 8)
     return wrap(_axis_back(bits, ax) if axis is not None else bits)
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -51,6 +50,7 @@ from ._core import (
     result_dtype, shape_error, wrap,
 )
 from .indexing import _python_values, check_host_indices, index_atom, update_atom
+from .static_settings import static_int
 
 __all__: list[str] = [
     "c_", "diag_indices", "diag_indices_from", "fill_diagonal", "index_exp", "ix_", "matvec", "mgrid", "ogrid",
@@ -75,19 +75,10 @@ def _error(kind: type[Exception], op_name: str, message: str) -> Exception:
     return _named(kind(message), op_name)
 
 
-def _static_int(op_name: str, what: str, value: Any) -> int:
-    if isinstance(value, Tensor) or isinstance(value, (bool, np.bool_)):
-        raise _error(TypeError, op_name, f"{what} must be a static int, got {describe(value)}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise _error(TypeError, op_name, f"{what} must be an int, got {value!r}") from None
-
-
 def _sizes(op_name: str, shape: Any) -> tuple[int, ...]:
     """A static shape (an int or a sequence of non-negative ints)."""
     items = tuple(shape) if isinstance(shape, (tuple, list, np.ndarray)) else (shape,)
-    sizes = tuple(_static_int(op_name, "shape", n) for n in items)
+    sizes = tuple(static_int(op_name, n, "shape", "shapes are static", located=True) for n in items)
     if any(n < 0 for n in sizes):
         raise _error(ValueError, op_name, f"dimensions must be non-negative, got {sizes}")
     return sizes
@@ -245,8 +236,8 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Tensor[i32, Any], ...]:
     """``ndim`` copies of ``arange(n)`` (i32): the indices of the main diagonal of an ``n``-sized cube."""
     from .creation import array
 
-    n = _static_int("diag_indices", "n", n)
-    ndim = _static_int("diag_indices", "ndim", ndim)
+    n = static_int("diag_indices", n, "n", located=True)
+    ndim = static_int("diag_indices", ndim, "ndim", located=True)
     if n < 0 or ndim < 0:
         raise _error(ValueError, "diag_indices", f"n and ndim must be non-negative, got n={n}, ndim={ndim}")
     return tuple(array(np.arange(n, dtype=np.int32)) for _ in range(ndim))

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from typing_extensions import Unpack
 
+from ...staging import dtypes as _dt
 from ...staging.ir import Atom, DimName
+from ...staging.primitives import elementwise as E
 from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import atom, as_tensor, describe, op, result_dtype, shape_error, wrap
+from ._core import _named, atom, as_tensor, describe, dtype_error, op, result_dtype, shape_error, wrap
 from .indexing import check_host_indices, index_atom
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -157,21 +159,53 @@ def array_split(x: AnyTensor, indices_or_sections: int | Sequence[int], axis: in
 
 
 
-def take(x: AnyTensor, indices: Any, axis: int | None = None) -> AnyTensor:
-    """Elements at ``indices`` along ``axis`` (the flattened array when None); staged indices clamp into range."""
-    check_host_indices("take", x, lambda probe: np.take(probe, indices, axis), indices)
-    return _take(x, indices, axis)
+def take(
+    x: AnyTensor, indices: Any, axis: int | None = None, mode: Literal["raise", "wrap", "clip"] = "raise"
+) -> AnyTensor:
+    """Elements at ``indices`` along ``axis`` (the flattened array when None). ``mode`` as NumPy's: ``"raise"``
+    checks static indices (staged ones clamp into range, negative ones counting from the end, as in indexing),
+    ``"wrap"`` takes them modulo the axis size, ``"clip"`` clips them into ``[0, size - 1]`` (negative ones to 0)."""
+    if mode not in ("raise", "wrap", "clip"):
+        raise _named(ValueError(f"mode must be 'raise', 'wrap' or 'clip', got {mode!r}"), "take")
+    if isinstance(indices, tuple):  # NumPy reads a tuple of indices as an array of them, not as an index tuple
+        indices = np.asarray(indices)
+    if mode == "raise":
+        check_host_indices("take", x, lambda probe: np.take(probe, indices, axis), indices)
+    return _take(x, indices, axis, mode)
 
 
 @op
-def _take(x: AnyTensor, indices: Any, axis: int | None = None) -> AnyTensor:
+def _take(x: AnyTensor, indices: Any, axis: int | None, mode: str) -> AnyTensor:
     t = as_tensor(x)
     a = t.atom
     if axis is None:
         a = S.reshape(a, (a.aval.size,))
         axis = 0
     ax = _axis("take", axis, a.aval.ndim, [a])
+    if mode != "raise":
+        indices = _in_range(indices, a.aval.shape[ax], mode)
     return wrap(index_atom("take", a, (slice(None),) * ax + (indices,)))
+
+
+def _in_range(indices: Any, size: int, mode: str) -> Any:
+    """Integer ``indices`` wrapped modulo ``size`` or clipped into ``[0, size - 1]``."""
+    if size == 0:
+        raise IndexError(f"take: cannot take from an empty axis (mode={mode!r})")
+    if not isinstance(indices, Tensor):
+        host = np.asarray(indices)
+        if host.dtype.kind not in "iu":
+            raise TypeError(f"take: indices must be integers, got {describe(host)}")
+        return np.mod(host, size) if mode == "wrap" else np.clip(host, 0, size - 1)
+    i = as_tensor(indices).atom
+    if not _dt.is_integer(i.aval.dtype):
+        raise dtype_error("take", f"indices must be integers, got {describe(indices)}")
+    if i.aval.dtype.itemsize < 4 or i.aval.dtype.kind == "u":  # room for the size and for negative remainders
+        i = E.convert(i, np.dtype(np.int32) if i.aval.dtype.itemsize < 4 else np.dtype(np.int64))
+    if mode == "clip":
+        return wrap(E.clamp(E.scalar(0, i), i, E.scalar(size - 1, i)))
+    remainder = E.rem(i, E.scalar(size, i))  # truncated: negative for negative indices
+    negative = E.lt(remainder, E.scalar(0, i))
+    return wrap(E.select(negative, E.add(remainder, E.scalar(size, i)), remainder))
 
 
 def take_along_axis(x: AnyTensor, indices: Any, axis: int | None) -> AnyTensor:
@@ -280,8 +314,9 @@ def trim_zeros(filt: AnyTensor, trim: str = "fb") -> AnyTensor:
     if host.ndim != 1:
         raise shape_error("trim_zeros", f"needs a 1-D operand, got {describe(host)}")
     nonzero = np.flatnonzero(host)
+    # all zeros: every element is both leading and trailing, so trimming either end empties the array
     first = int(nonzero[0]) if nonzero.size else host.size
-    last = int(nonzero[-1]) + 1 if nonzero.size else host.size
+    last = int(nonzero[-1]) + 1 if nonzero.size else 0
     lo = first if "f" in trim.lower() else 0
     hi = last if "b" in trim.lower() else host.size
     return _slice_host(filt, lo, max(lo, hi))

@@ -112,7 +112,7 @@ def _kept(reduced: Atom, a: Atom, axes: tuple[int, ...]) -> Atom:
 
 @op
 def norm(
-    x: Tensor[DT, Unpack[Sh]], ord: Any = None, axis: int | tuple[int, int] | None = None,  # noqa: A002
+    x: Tensor[DT, Unpack[Sh]], ord: float | str | None = None, axis: int | tuple[int, int] | None = None,  # noqa: A002
     keepdims: bool = False,
 ) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """NumPy's ``linalg.norm``: with ``axis=None`` a vector norm of 1-D ``x``, a matrix norm of 2-D ``x``, or
@@ -152,7 +152,7 @@ def vector_norm(
 
 @op
 def matrix_norm(
-    x: Tensor[DT, Unpack[Sh]], keepdims: bool = False, ord: Any = "fro"  # noqa: A002 - NumPy's name
+    x: Tensor[DT, Unpack[Sh]], keepdims: bool = False, ord: float | str = "fro"  # noqa: A002 - NumPy's name
 ) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """NumPy 2's ``linalg.matrix_norm``: :func:`norm` of every matrix in the last two axes (``ord``: 'fro',
     'nuc', 1, -1, 2, -2, inf, -inf)."""

@@ -116,13 +116,27 @@ def _pinv_from(u: Atom, s: Atom, vh: Atom, rcond: Any) -> Atom:
 _UNSET: Any = object()  # pinv's ``rtol`` not passed (NumPy tells that apart from an explicit None)
 
 
+def _hermitian_svd(name: str, x: Atom) -> tuple[Atom, Atom, Atom]:
+    """NumPy's ``svd(x, hermitian=True)`` up to the order of the values: from ``eigh`` of the lower triangle,
+    ``x = U diag(|w|) (U sign(w))ᵀ``."""
+    if x.aval.shape[-1] != x.aval.shape[-2]:
+        raise shape_error(
+            name, f"hermitian=True needs square matrices in the last two axes, got {describe(wrap(x))}"
+        )
+    w, u = D.eigh(x)
+    negative = bind(E.lt_p, w, S.full_like(w, 0))
+    signs = E.select(negative, S.full_like(w, -1), S.full_like(w, 1))
+    return u, E.abs(w), D.mT(E.mul(u, _spread_last(signs, u, -1)))
+
+
 @op
 def pinv(
-    a: Tensor[DT, Unpack[Batch], M, N], rcond: Any = None, *, rtol: Any = _UNSET
+    a: Tensor[DT, Unpack[Batch], M, N], rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET
 ) -> Tensor[DT, Unpack[Batch], N, M]:
     """Moore-Penrose pseudo-inverse ``V diag(1/s) Uᵀ``, singular values at or below ``rcond * max(s)`` dropped.
     ``rcond`` (a number or per-matrix tensor) defaults to NumPy's 1e-15; ``rtol`` is NumPy 2's name for it (pass
-    one of the two; ``rtol=None`` means ``max(M, N) * eps``)."""
+    one of the two; ``rtol=None`` means ``max(M, N) * eps``). ``hermitian``: ``a`` is symmetric, and only its
+    lower triangle is read (an eigendecomposition, as NumPy)."""
     if rcond is not None and rtol is not _UNSET:
         raise ValueError("`rtol` and `rcond` can't be both set.")
     x = matrix_operand("pinv", a)
@@ -132,16 +146,18 @@ def pinv(
         limit = 1e-15
     else:
         limit = float(np.finfo(x.aval.dtype).eps) * max(x.aval.shape[-2:]) if rtol is None else rtol
-    u, s, vh = SV.svd(x, False, True)
+    u, s, vh = _hermitian_svd("pinv", x) if hermitian else SV.svd(x, False, True)
     return wrap(_pinv_from(u, s, vh, limit))
 
 
 @op
 def matrix_rank(
-    A: Tensor[DT, Unpack[Sh]], tol: Any = None, *, rtol: Any = None  # noqa: N803 - NumPy's name
+    A: Tensor[DT, Unpack[Sh]], tol: Any = None, hermitian: bool = False, *, rtol: Any = None  # noqa: N803
 ) -> Tensor[i32, Unpack[tuple[Any, ...]]]:
     """Number of singular values above ``tol`` (absolute), or by default above ``rtol * max(s)`` with ``rtol``
-    defaulting to ``max(M, N) * eps`` (NumPy's rule). A vector (or scalar) has rank 1 unless all zero."""
+    defaulting to ``max(M, N) * eps`` (NumPy's rule). A vector (or scalar) has rank 1 unless all zero.
+    ``hermitian``: ``A`` is symmetric and its singular values are the magnitudes of the eigenvalues of its lower
+    triangle, as NumPy."""
     if tol is not None and rtol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
     x = float_operand("matrix_rank", A).atom
@@ -149,7 +165,7 @@ def matrix_rank(
         nonzero = bind(E.ne_p, x, S.full_like(x, 0))
         any_ = R.reduce_max(E.convert(nonzero, dtypes.DEFAULT_INT), tuple(range(x.aval.ndim)))
         return wrap(any_)
-    (s,) = SV.svd(x, False, False)
+    s = _hermitian_svd("matrix_rank", x)[1] if hermitian else SV.svd(x, False, False)[0]
     if tol is None:
         eps = float(np.finfo(s.aval.dtype).eps) * max(x.aval.shape[-2:])
         relative = _tolerance(eps if rtol is None else rtol, s)

@@ -25,11 +25,12 @@ from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
 from ._core import (
-    as_tensor, atom, broadcast_shapes, describe, float_operand, normalize_axes, op, result_dtype,
+    as_tensor, atom, broadcast_shapes, describe, dtype_error, float_operand, normalize_axes, op, result_dtype,
     shape_error, wrap,
 )
 from .creation import _dtype, _static_op
 from .linalg import as_counts, as_logical
+from .static_settings import static_int
 
 __all__ = [
     "corrcoef", "cov", "cross", "diag", "diagflat", "diagonal", "identity", "inner", "kron", "matrix_transpose",
@@ -50,13 +51,7 @@ Axis = int | type[Dim]
 _I32 = np.dtype(np.int32)
 
 
-def _static_int(op_name: str, what: str, value: Any) -> int:
-    if isinstance(value, Tensor):
-        raise shape_error(op_name, f"{what} must be a static int, got {describe(value)}")
-    try:
-        return int(np.asarray(value).item()) if isinstance(value, np.generic) else int(value.__index__())
-    except (AttributeError, TypeError):
-        raise TypeError(f"{op_name}: {what} {value!r} must be an int") from None
+_MASK = "the mask is built from it while staging"
 
 
 def _lower_mask(rows: int, cols: int, k: int, names: Sequence[DimName] = (None, None)) -> Atom:
@@ -79,11 +74,11 @@ def tri(N: int, M: int | None = None, k: int = 0, *, dtype: type[DT]) -> Tensor[
 @_static_op
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones at and below the ``k``-th diagonal of an ``N x M`` matrix (default dtype f32, NumPy's is f64)."""
-    n = _static_int("tri", "N", N)
-    m = n if M is None else _static_int("tri", "M", M)
+    n = static_int("tri", N, "N")
+    m = n if M is None else static_int("tri", M, "M")
     if n < 0 or m < 0:
         raise shape_error("tri", f"negative size ({n}, {m})")
-    return wrap(E.convert(_lower_mask(n, m, _static_int("tri", "k", k)), _dtype(dtype)))
+    return wrap(E.convert(_lower_mask(n, m, static_int("tri", k, "k", _MASK)), _dtype(dtype)))
 
 
 def _triangle(op_name: str, m: Any, k: int, lower: bool) -> AnyTensor:
@@ -92,7 +87,7 @@ def _triangle(op_name: str, m: Any, k: int, lower: bool) -> AnyTensor:
         raise shape_error(op_name, f"needs an operand of rank >= 2 (it acts on the last two axes), got {describe(t)}")
     x = t.atom
     rows, cols = x.aval.shape[-2:]
-    k = _static_int(op_name, "k", k)
+    k = static_int(op_name, k, "k", _MASK)
     # triu keeps col >= row + k, the complement of tril's col <= row + k - 1.
     mask = _lower_mask(rows, cols, k if lower else k - 1)
     rank = x.aval.ndim
@@ -176,7 +171,7 @@ def diagonal(
     p, q = normalize_axes("diagonal", (axis1, axis2), t)
     rest = [k for k in range(t.aval.ndim) if k not in (p, q)]
     moved = S.transpose(t.atom, (*rest, p, q))
-    return wrap(_diagonal_last(moved, _static_int("diagonal", "offset", offset)))
+    return wrap(_diagonal_last(moved, static_int("diagonal", offset, "offset")))
 
 
 @overload
@@ -193,6 +188,8 @@ def trace(
     i32/u32 (as ``sum``), not in NumPy's platform integer."""
     from .reductions import sum as _sum
 
+    # read here, not only in diagonal: a nested op's plain error would name the user's line twice
+    offset = static_int("trace", offset, "offset")
     d: AnyTensor = diagonal(a, offset, axis1, axis2)
     if dtype is not None:
         d = wrap(E.convert(as_tensor(d).atom, _dtype(dtype)))
@@ -203,7 +200,7 @@ def trace(
 def diag(v: AnyTensor, k: int = 0) -> AnyTensor:
     """A 1-D operand as the ``k``-th diagonal of a square matrix; a 2-D operand's ``k``-th diagonal."""
     t = as_tensor(v)
-    k = _static_int("diag", "k", k)
+    k = static_int("diag", k, "k")
     if t.aval.ndim == 2:
         return wrap(_diagonal_last(t.atom, k))
     if t.aval.ndim != 1:
@@ -228,7 +225,7 @@ def _diag_matrix(x: Atom, k: int) -> Atom:
 def diagflat(v: AnyTensor, k: int = 0) -> Tensor[Any, Any, Any]:
     """The flattened operand as the ``k``-th diagonal of a square matrix."""
     x = as_tensor(v).atom
-    return wrap(_diag_matrix(S.reshape(x, (x.aval.size,)), _static_int("diagflat", "k", k)))
+    return wrap(_diag_matrix(S.reshape(x, (x.aval.size,)), static_int("diagflat", k, "k")))
 
 
 @overload
@@ -360,7 +357,7 @@ def vander(x: AnyTensor, N: int | None = None, increasing: bool = False) -> Tens
     t = as_tensor(x)
     if t.aval.ndim != 1:
         raise shape_error("vander", f"needs a 1-D operand, got {describe(t)}")
-    n = t.aval.shape[0] if N is None else _static_int("vander", "N", N)
+    n = t.aval.shape[0] if N is None else static_int("vander", N, "N")
     if n < 0:
         raise shape_error("vander", f"N must be non-negative, got {n}")
     col = S.reshape(t.atom, (t.aval.shape[0], 1), (t.aval.dims[0], None))
@@ -378,27 +375,41 @@ def vander(x: AnyTensor, N: int | None = None, increasing: bool = False) -> Tens
 # ---------------------------------------------------------------------------------------------- statistics
 
 
-def _observations(op_name: str, m: Any, rowvar: bool) -> Atom:
+def _observations(op_name: str, m: Any, rowvar: bool, y: Any = None) -> Atom:
+    """``(variables, observations)``: the variables of ``m``, then those of ``y`` (NumPy's rules: a 1-D array is
+    one variable; with ``rowvar`` False the columns are the variables, but a 2-D ``y`` of one row stays a row)."""
+    x = _variables(op_name, m, transpose=not rowvar)
+    if y is None:
+        return x
+    extra = _variables(op_name, y, transpose=not rowvar and np.ndim(y) == 2 and np.shape(y)[0] != 1)
+    if extra.aval.dtype != x.aval.dtype:
+        raise dtype_error(op_name, f"m {describe(m)} and y {describe(y)} have different dtypes")
+    if extra.aval.shape[1] != x.aval.shape[1]:
+        raise shape_error(op_name, f"m and y must have as many observations: {describe(m)} and {describe(y)} "
+                          f"give {x.aval.shape[1]} and {extra.aval.shape[1]} (rowvar={rowvar})")
+    unnamed = (None, None)
+    return SL.concatenate([S.reshape(x, x.aval.shape, unnamed), S.reshape(extra, extra.aval.shape, unnamed)], 0)
+
+
+def _variables(op_name: str, m: Any, transpose: bool) -> Atom:
     t = float_operand(op_name, m)
     if t.aval.ndim > 2:
         raise shape_error(op_name, f"needs a 1-D or 2-D operand, got {describe(t)}")
     x = t.atom
     if x.aval.ndim < 2:
-        x = S.reshape(x, (1, x.aval.size), (None, x.aval.dims[0] if x.aval.ndim else None))
-    elif not rowvar:
-        x = S.transpose(x, (1, 0))
-    return x  # (variables, observations)
+        return S.reshape(x, (1, x.aval.size), (None, x.aval.dims[0] if x.aval.ndim else None))
+    return S.transpose(x, (1, 0)) if transpose else x
 
 
 @op
 def cov(
-    m: AnyTensor, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
+    m: AnyTensor, y: AnyTensor | None = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
     fweights: Any = None, aweights: Any = None,
 ) -> AnyTensor:
-    """Covariance matrix of the variables in the rows of ``m`` (columns when ``rowvar`` is False). A 1-D operand
-    is one variable and gives a scalar (so does any single variable, as NumPy). No ``y`` argument (stack it onto ``m``); float operands only; the weights
-    may be staged (their values are not checked)."""
-    x = _observations("cov", m, rowvar)
+    """Covariance matrix of the variables in the rows of ``m`` (columns when ``rowvar`` is False), and of ``y``'s
+    after them. A 1-D operand is one variable and gives a scalar (so does any single variable, as NumPy); float
+    operands only; the weights may be staged (their values are not checked)."""
+    x = _observations("cov", m, rowvar, y)
     dtype = x.aval.dtype
     nobs = x.aval.shape[1]
     if ddof is None:
@@ -439,10 +450,10 @@ def cov(
 
 
 @op
-def corrcoef(x: AnyTensor, rowvar: bool = True) -> AnyTensor:
-    """Pearson correlation coefficients (``cov`` normalized by the standard deviations, clipped to [-1, 1]);
-    no ``y`` argument. A constant variable gives NaN, as NumPy."""
-    c = as_tensor(cov(x, rowvar)).atom
+def corrcoef(x: AnyTensor, y: AnyTensor | None = None, rowvar: bool = True) -> AnyTensor:
+    """Pearson correlation coefficients (``cov`` normalized by the standard deviations, clipped to [-1, 1]) of
+    the variables of ``x`` and then ``y``'s. A constant variable gives NaN, as NumPy."""
+    c = as_tensor(cov(x, y, rowvar)).atom
     if c.aval.ndim == 0:
         return wrap(E.div(c, c))
     n = c.aval.shape[0]

@@ -342,8 +342,8 @@ def average(
 def average(
     a: AnyTensor, axis: Axis = None, weights: AnyTensor | None = None, returned: bool = False, keepdims: bool = False
 ) -> Any:
-    """Weighted mean ``sum(a * w) / sum(w)`` along ``axis``; ``weights`` has ``a``'s shape, or is 1-D along a single
-    ``axis``. ``returned=True`` also gives the sum of the weights (broadcast to the result's shape). A zero sum of
+    """Weighted mean ``sum(a * w) / sum(w)`` along ``axis``; ``weights`` has ``a``'s shape, or the sizes of the
+    ``axis`` axes (1-D along a single axis; for a tuple, in its order, as NumPy 2). ``returned=True`` also gives the sum of the weights (broadcast to the result's shape). A zero sum of
     weights gives inf/NaN (NumPy raises ZeroDivisionError; a compiled program cannot)."""
     original = float_operand("average", a)
     t = _widened(original)  # float16/bfloat16: sums in float32
@@ -364,18 +364,20 @@ def average(
     if w.aval.dtype != original.aval.dtype:
         raise dtype_error("average", f"weights {w.aval} and operand {original.aval} have different dtypes; convert one")
     if w.aval.shape != t.aval.shape:
-        if axis is None or len(axes) != 1:
+        if axis is None:
             raise shape_error(
-                "average", f"weights {w.aval} differ in shape from the operand {original.aval}: give axis= (one axis) "
-                "for 1-D weights"
+                "average", f"weights {w.aval} differ in shape from the operand {original.aval}: give axis= for "
+                "weights along some axes"
             )
-        (index,) = axes
-        if w.aval.ndim != 1 or w.aval.shape[0] != t.aval.shape[index]:
+        along = tuple(t.aval.shape[k] for k in axes)  # NumPy 2: weights sized as the axes, in axis's order
+        if w.aval.shape != along:
+            what = f"the length of axis {axes[0]}" if len(axes) == 1 else f"the sizes {along} of axes {axes}"
             raise shape_error(
-                "average",
-                f"1-D weights must have the length of axis {index} of the operand {original.aval}, got {w.aval}",
+                "average", f"weights along axis must have {what} of the operand {original.aval}, got {w.aval}"
             )
-        w = wrap(St.broadcast_in_dim(w.atom, t.aval.shape, (index,), t.aval.dims))
+        in_order = sorted(range(len(axes)), key=lambda i: axes[i])
+        aligned = St.transpose(w.atom, tuple(in_order)) if in_order != list(range(len(axes))) else w.atom
+        w = wrap(St.broadcast_in_dim(aligned, t.aval.shape, tuple(sorted(axes)), t.aval.dims))
     w = _widened(w)
     wsum = R.reduce_sum(w.atom, axes)
     out = _keep(x, E.div(R.reduce_sum(E.mul(x, w.atom), axes), wsum), axes, keepdims)

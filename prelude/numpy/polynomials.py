@@ -41,7 +41,8 @@ from ._core import as_tensor, atom, describe, dtype_error, op, result_dtype, sha
 from .linalg_solvers import inv
 from .linalg_svd import lstsq
 from .matrices import vander
-from .selection import _entry, static_int
+from .selection import _entry
+from .static_settings import static_int
 
 __all__ = ["poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub", "polyval", "roots"]
 

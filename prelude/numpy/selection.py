@@ -39,6 +39,7 @@ from ._core import _named, as_tensor, atom, describe, dtype_error, normalize_axe
 from .cumulative import _scan
 from .indexing import index_atom, update_atom
 from .sorting import searchsorted
+from .static_settings import static_int
 
 __all__ = [
     "argwhere", "bincount", "choose", "compress", "digitize", "extract", "flatnonzero", "histogram", "histogram2d",
@@ -55,19 +56,6 @@ INDEX = _dt.DEFAULT_INT
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-
-
-def static_int(op_name: str, value: Any, what: str) -> int:
-    """A setting that fixes a result's shape (a size, an order, a degree): a Python int, never a tensor."""
-    if isinstance(value, Tensor):
-        raise shape_error(op_name, f"{what} must be a static Python int (it fixes the result's shape), got a tensor "
-                          f"{describe(value)}")
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{op_name}: {what} must be an int, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{op_name}: {what} must be an int, got {value!r}") from None
 
 
 def _size_arg(op_name: str, size: Any, what: str = "size") -> int:
@@ -550,9 +538,26 @@ def intersect1d(ar1: Tensor[DT, Unpack[tuple[Any, ...]]], ar2: Tensor[DT, Unpack
 @_entry
 def setdiff1d(ar1: Tensor[DT, Unpack[tuple[Any, ...]]], ar2: Tensor[DT, Unpack[tuple[Any, ...]]],
               assume_unique: bool = False, *, size: int | None = None, fill_value: Any = None) -> Tensor[DT, Any]:
-    """The sorted unique elements of ``ar1`` not in ``ar2`` (``size``/``fill_value`` as ``unique``)."""
-    n = _set_size("setdiff1d", size, lambda a, b: int(np.setdiff1d(a, b).size), ar1, ar2)
+    """The sorted unique elements of ``ar1`` not in ``ar2`` (``size``/``fill_value`` as ``unique``). With
+    ``assume_unique``, the elements of ``ar1`` not in ``ar2`` in ``ar1``'s order, as NumPy's and JAX's (the
+    default fill is then the first result)."""
+    n = _set_size("setdiff1d", size, lambda a, b: int(np.setdiff1d(a, b, assume_unique).size), ar1, ar2)
+    if assume_unique:
+        return _absent_in_order(ar1, ar2, n, fill_value)
     return _kept_unique(ar1, ar2, True, n, fill_value)
+
+
+@op
+def _absent_in_order(ar1: AnyTensor, ar2: AnyTensor, size: int, fill_value: Any) -> AnyTensor:
+    dtype = result_dtype("setdiff1d", (ar1, ar2))
+    a, b = _flat(atom(ar1, dtype)), _flat(atom(ar2, dtype))
+    if a.aval.shape[0] == 0 or size == 0:
+        fill = 0 if fill_value is None else fill_value
+        return wrap(S.broadcast_to(_fill_atom(fill, a), Aval((size,), dtype, (None,))))
+    positions, valid = _compact("setdiff1d", _isin_atoms(a, b, True), size)
+    kept = _gather("setdiff1d", a, positions)
+    fill = wrap(S.reshape(SL.slice_in_dim(kept, 0, 1, 0), (), ())) if fill_value is None else fill_value
+    return wrap(_padded(valid, kept, fill))
 
 
 @op
@@ -990,19 +995,33 @@ def histogram2d(x: AnyTensor, y: AnyTensor, bins: Any = 10, range: Any = None, d
     return hist, xedges, yedges
 
 
-@op
+@_entry
 def digitize(x: Tensor[Any, Unpack[Sh]], bins: Any, right: bool = False) -> Tensor[i32, Unpack[Sh]]:
     """The i32 index of the bin of each element of ``x`` for monotonic 1-D ``bins`` (NumPy's convention:
-    ``bins[i-1] <= x < bins[i]``, or ``<= / <`` swapped with ``right``; decreasing bins count the other way)."""
+    ``bins[i-1] <= x < bins[i]``, or ``<= / <`` swapped with ``right``; decreasing bins count the other way).
+    Host bins are checked to be monotonic, as NumPy does."""
+    if isinstance(bins, np.ndarray):  # checked here: an eager op call stages a NumPy array as a runtime input
+        _increasing_bins(bins)
+    return _digitize(x, bins, right)
+
+
+def _increasing_bins(static: np.ndarray[Any, Any]) -> bool:
+    """Whether host ``bins`` increase (else they decrease); an error unless they are 1-D and monotonic."""
+    if static.ndim != 1:
+        raise shape_error("digitize", f"bins must be 1-D, got shape {static.shape}")
+    # comparisons, not np.diff: a difference of unsigned bins wraps around
+    increasing = bool((static[1:] >= static[:-1]).all())
+    if not (increasing or (static[1:] <= static[:-1]).all()):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    return increasing
+
+
+@op
+def _digitize(x: Tensor[Any, Unpack[Sh]], bins: Any, right: bool) -> Tensor[i32, Unpack[Sh]]:
     static = None if isinstance(bins, Tensor) else np.asarray(bins)
     increasing = True
     if static is not None:
-        if static.ndim != 1:
-            raise shape_error("digitize", f"bins must be 1-D, got shape {static.shape}")
-        # comparisons, not np.diff: a difference of unsigned bins wraps around
-        increasing = bool((static[1:] >= static[:-1]).all())
-        if not (increasing or (static[1:] <= static[:-1]).all()):
-            raise ValueError("bins must be monotonically increasing or decreasing")
+        increasing = _increasing_bins(static)
         if isinstance(bins, (list, tuple)):  # Python numbers: weakly typed, they take x's dtype
             dtype_x = as_tensor(x).aval.dtype
             if static.dtype.kind == "f" and static.size and not _dt.is_float(dtype_x):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
@@ -13,9 +13,10 @@ from typing_extensions import TypeVarTuple, Unpack
 from ...dims import Dim
 from ...dtypes import DType
 
-from ...staging.ir import Aval, DimName
+from ...staging.errors import ShapeError
+from ...staging.ir import Atom, Aval, DimName
 from ...staging.primitives import structural as S
-from ...tensor import Tensor
+from ...tensor import Tensor, Traced
 from ._core import as_tensor, describe, normalize_axes, op, parse_shape, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -28,7 +29,9 @@ Axis = int | type[Dim]
 
 
 @op
-def reshape(x: Tensor[DT, Unpack[Sh]], shape: Axis | Sequence[Axis]) -> Tensor[DT, Unpack[AnyShape]]:
+def reshape(
+    x: Tensor[DT, Unpack[Sh]], shape: Axis | Sequence[Axis], order: Literal["C", "F", "A"] = "C"
+) -> Tensor[DT, Unpack[AnyShape]]:
     """NumPy reshape (one ``-1`` allowed). A Dim class names its axis: its size is the operand's axis of that name,
     the Dim's fixed size, or (for one unknown dim) whatever is left, as ``-1``.
 
@@ -36,9 +39,43 @@ def reshape(x: Tensor[DT, Unpack[Sh]], shape: Axis | Sequence[Axis]) -> Tensor[D
     axis lands in several result axes mixed with another's) is an error, as is naming a result axis after an
     operand axis whose data does not land there. Both are what a missing transpose looks like (splitting
     attention heads with a reshape alone). Axes that survive unchanged keep their dim names.
+
+    ``order="F"`` reads and places the elements first index fastest, as NumPy's; ``"A"`` is ``"C"`` (a tensor
+    has no memory layout to follow).
     """
     t = as_tensor(x)
-    items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    several = isinstance(shape, (tuple, list)) or (isinstance(shape, np.ndarray) and shape.ndim == 1)
+    items: tuple[Any, ...] = tuple(cast(Sequence[Any], shape)) if several else (shape,)
+    if order == "F":  # the C-order reshape of the axes reversed, reversed back
+        _resolved_sizes(t, items)  # a size mismatch reported in the caller's terms, not the reversed ones
+        flipped = wrap(S.transpose(t.atom, tuple(reversed(range(t.aval.ndim)))))
+        try:
+            out = _reshape_c(flipped, items[::-1])
+        except ShapeError as err:  # a dim-name check, made on the reversed axes: say so
+            raise shape_error("reshape", f"{err.bare_message} (order='F' reshapes the reversed axes; the call was "
+                              f"{describe(t)} -> {_show(items)})") from None
+        return wrap(S.transpose(out, tuple(reversed(range(out.aval.ndim)))))
+    if order not in ("C", "A"):
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    return wrap(_reshape_c(t, items))
+
+
+def _reshape_c(t: Traced[Any], items: tuple[Any, ...]) -> Atom:
+    sizes, requested = _resolved_sizes(t, items)
+    names = list(_carried_names(t.aval.shape, t.aval.dims, sizes))
+    if 0 not in sizes:
+        for old_axes, new_axes in _axis_groups(t.aval.shape, sizes):
+            _check_group(t, items, old_axes, new_axes, requested)
+            if len(old_axes) == 1 and len(new_axes) == 1:
+                names[new_axes[0]] = t.aval.dims[old_axes[0]]
+    for axis, name in enumerate(requested):
+        if name is not None:
+            names[axis] = name
+    return S.reshape(t.atom, tuple(sizes), tuple(names))
+
+
+def _resolved_sizes(t: Tensor[Any, Unpack[AnyShape]], items: tuple[Any, ...]) -> tuple[list[int], list[DimName]]:
+    """The result's sizes (``-1`` resolved; an error unless they hold the operand's elements) and requested names."""
     sizes, requested = _requested_shape(t, items)
     if sizes.count(-1) > 1:
         raise shape_error("reshape", f"only one -1 (or one dim of unknown size) is allowed in {_show(items)}")
@@ -51,16 +88,7 @@ def reshape(x: Tensor[DT, Unpack[Sh]], shape: Axis | Sequence[Axis]) -> Tensor[D
         raise shape_error(
             "reshape", f"cannot reshape {describe(t)} ({t.aval.size} elements) to {_show(items)} = {tuple(sizes)}"
         )
-    names = list(_carried_names(t.aval.shape, t.aval.dims, sizes))
-    if 0 not in sizes:
-        for old_axes, new_axes in _axis_groups(t.aval.shape, sizes):
-            _check_group(t, items, old_axes, new_axes, requested)
-            if len(old_axes) == 1 and len(new_axes) == 1:
-                names[new_axes[0]] = t.aval.dims[old_axes[0]]
-    for axis, name in enumerate(requested):
-        if name is not None:
-            names[axis] = name
-    return wrap(S.reshape(t.atom, tuple(sizes), tuple(names)))
+    return sizes, requested
 
 
 def _requested_shape(t: Tensor[Any, Unpack[AnyShape]], items: Sequence[Any]) -> tuple[list[int], list[DimName]]:
@@ -272,9 +300,14 @@ def broadcast_to(x: Tensor[DT, Unpack[Sh]], shape: Sequence[int]) -> Tensor[DT, 
 
 
 @op
-def ravel(x: Tensor[DT, Unpack[Sh]]) -> Tensor[DT, Any]:
+def ravel(x: Tensor[DT, Unpack[Sh]], order: Literal["C", "F", "A", "K"] = "C") -> Tensor[DT, Any]:
+    """The elements as a 1-D tensor, last index fastest (``order="F"``: first index fastest; ``"A"`` and ``"K"``
+    are ``"C"``, a tensor having no memory layout)."""
     t = as_tensor(x)
-    return wrap(S.reshape(t.atom, (t.aval.size,), (None,)))
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"ravel: order must be 'C', 'F', 'A' or 'K', got {order!r}")
+    source = S.transpose(t.atom, tuple(reversed(range(t.aval.ndim)))) if order == "F" else t.atom
+    return wrap(S.reshape(source, (t.aval.size,), (None,)))
 
 
 def broadcast_shapes(*shapes: int | Sequence[int]) -> tuple[int, ...]:

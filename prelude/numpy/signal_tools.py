@@ -41,7 +41,7 @@ from ._core import (
     as_tensor, atom, describe, dtype_error, float_operand, normalize_axes, op, result_dtype, shape_error, wrap,
 )
 from .cumulative import cumsum
-from .selection import static_int
+from .static_settings import static_int
 from .ufuncs import abs as abs_, remainder, where
 
 __all__ = ["bartlett", "blackman", "convolve", "correlate", "hamming", "hanning", "i0", "kaiser", "unwrap"]

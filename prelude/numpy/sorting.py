@@ -410,7 +410,7 @@ def _quantile(
         raise ValueError(f"{name}: method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}")
     t = as_tensor(a)
     dtype = t.aval.dtype
-    if not (_dt.is_float(dtype) or (method in _DISCRETE and not skip_nan and _dt.is_integer(dtype))):
+    if not (_dt.is_float(dtype) or (method in _DISCRETE and _dt.is_integer(dtype))):
         need = "a floating-point operand" if method not in _DISCRETE else "a floating-point or integer operand"
         raise dtype_error(name, f"{name} with method={method!r} needs {need}, got {t.aval}; convert it with .astype")
     axes = normalize_axes(name, axis, t)
@@ -436,7 +436,8 @@ def _quantile(
     for size in q_shape:
         nq *= size
     if n == 0:
-        if name in ("median", "nanmedian") or skip_nan:  # NumPy: NaN (with a warning) for an empty median
+        # NumPy: NaN (with a warning) for an empty median; an integer result has no NaN to give
+        if (name in ("median", "nanmedian") or skip_nan) and _dt.is_float(dtype):
             out: Atom = S.full_like(Aval((rows, nq), dtype), np.nan)
             return _shape_result(out, q_shape, rows_shape, rows_dims, axes, t.aval.ndim, keepdims)
         raise shape_error(name, f"{name} over an empty axis of {describe(t)} is undefined")

@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 
 from ...array import as_host_array
+from ...dtypes import to_numpy
 from ...staging.ir import Aval
 from ...tensor import Tensor
 from ._core import broadcast_shapes, describe, shape_error
-from .index_tools import _I32, AnyTensor, _error, _shape_of, _static_int
+from .index_tools import _I32, AnyTensor, _error, _shape_of
+from .static_settings import static_int
 
 __all__: list[str] = ["apply_along_axis", "apply_over_axes", "vectorize"]
 
@@ -54,18 +56,22 @@ def _bind_core(sizes: dict[str, int], shape: tuple[int, ...], core: CoreDims, wh
             raise _error(ValueError, "vectorize", f"core dim {name!r} has sizes {sizes[name]} and {n} ({what})")
 
 
-def vectorize(pyfunc: Callable[..., Any], *, excluded: Collection[int | str] = frozenset(),
+def vectorize(pyfunc: Callable[..., Any], otypes: str | Sequence[Any] | None = None, doc: str | None = None,
+              excluded: Collection[int | str] = frozenset(), cache: bool = False,
               signature: str | None = None) -> Callable[..., Any]:
     """``pyfunc`` made to broadcast over leading axes, as NumPy's ``vectorize`` and ``jax.numpy.vectorize``: it
     is called once, on staged tensors, through ``ts.vmap`` (so it must use tensor operations). Without
     ``signature`` it sees scalars (one element of each broadcast argument); with a gufunc ``signature`` such as
     ``"(m,n),(n)->(m)"`` it sees the trailing core axes. ``excluded`` positions and keyword names are passed
-    through unchanged; other keyword arguments are broadcast like positional ones (after them, as in NumPy)."""
+    through unchanged; other keyword arguments are broadcast like positional ones (after them, as in NumPy).
+    ``otypes`` (typecodes, or one dtype per output; ``float`` is the default float, f32) converts the outputs,
+    ``doc`` replaces the docstring; ``cache`` has nothing to do (``pyfunc`` already runs once per call)."""
     if any(not isinstance(e, (int, str)) or isinstance(e, bool) for e in excluded):
         raise _error(TypeError, "vectorize", f"excluded must hold ints and strings, got {excluded!r}")
     if any(isinstance(e, int) and e < 0 for e in excluded):
         raise _error(ValueError, "vectorize", f"excluded={excluded!r} has negative positions")
     cores = _parse_signature(signature) if signature is not None else None
+    out_dtypes = _output_dtypes(otypes)
 
     @functools.wraps(pyfunc)
     def vectorized(*args: Any, **kwargs: Any) -> Any:
@@ -74,9 +80,29 @@ def vectorize(pyfunc: Callable[..., Any], *, excluded: Collection[int | str] = f
         if len(in_cores) != len(operands):
             raise _error(TypeError, "vectorize", f"signature {signature!r} takes {len(in_cores)} arguments, got "
                          f"{len(operands)}")
-        return _call_vectorized(func, operands, in_cores, cores[1] if cores is not None else None)
+        result = _call_vectorized(func, operands, in_cores, cores[1] if cores is not None else None)
+        return result if out_dtypes is None else _converted(result, out_dtypes)
 
+    if doc is not None:
+        vectorized.__doc__ = doc
     return vectorized
+
+
+def _output_dtypes(otypes: str | Sequence[Any] | None) -> list[np.dtype[Any]] | None:
+    if otypes is None:
+        return None
+    try:
+        return [to_numpy(t) for t in otypes]
+    except TypeError as exc:
+        raise _error(TypeError, "vectorize", f"otypes {otypes!r} must be typecodes or dtypes: {exc}") from None
+
+
+def _converted(result: Any, dtypes: list[np.dtype[Any]]) -> Any:
+    outs = result if isinstance(result, tuple) else (result,)
+    if len(outs) != len(dtypes):
+        raise _error(TypeError, "vectorize", f"otypes name {len(dtypes)} outputs, the function returned {len(outs)}")
+    converted = tuple(o if o.dtype == d else o.astype(d) for o, d in zip(outs, dtypes))
+    return converted if isinstance(result, tuple) else converted[0]
 
 
 def _bind_excluded(pyfunc: Callable[..., Any], excluded: Collection[int | str], args: Sequence[Any],
@@ -167,7 +193,7 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
     ndim = len(_shape_of(arr))
     if ndim == 0:
         raise shape_error("apply_along_axis", f"needs an operand of rank >= 1, got {describe(arr)}")
-    ax = _static_int("apply_along_axis", "axis", axis)
+    ax = static_int("apply_along_axis", axis, "axis", "it picks the slices", located=True)
     if not -ndim <= ax < ndim:
         raise shape_error("apply_along_axis", f"axis {ax} is out of range for {describe(arr)} (rank {ndim})")
     ax %= ndim
@@ -191,7 +217,7 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: int | Sequenc
     result = a if isinstance(a, Tensor) else as_host_array(a)
     ndim = len(_shape_of(result))
     for axis in (axes,) if isinstance(axes, int) else tuple(axes):
-        axis = _static_int("apply_over_axes", "axis", axis)
+        axis = static_int("apply_over_axes", axis, "axis", "it picks the axes", located=True)
         if not -ndim <= axis < ndim:
             raise shape_error("apply_over_axes", f"axis {axis} is out of range for {describe(a)} (rank {ndim})")
         axis %= ndim  # as NumPy: func sees the axis counted from the front
