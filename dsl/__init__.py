@@ -10,7 +10,8 @@ from . import staging as _staging  # registers every primitive
 from .array import Array, Device, asarray, default_device, device_put, devices
 from .dims import Dim
 from .lowering.backend import DeviceUnavailableError
-from .dtypes import DType, Bool, Floating, Integer, Number, Signed, Unsigned, bf16, bool_, f16, f32, f64, i8, i16, i32, i64, u8, u32
+from .dtypes import DType, Bool, Complex, Floating, Inexact, Integer, Number, Signed, Unsigned, bf16, bool_
+from .dtypes import c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u32
 from .program import Program, program
 from .staged import Compiled, Staged
 from .pytree import register_pytree_node, tree_map
@@ -36,10 +37,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array", "Bool", "Compiled", "ConcretizationError", "DType", "DTypeError", "Device", "DeviceUnavailableError",
-    "Dim", "Floating",
-    "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
-    "TransformError", "Unsigned", "asarray", "bf16", "bool_", "default_device", "device_put", "devices", "f16",
-    "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
+    "Complex", "Dim", "Floating",
+    "Inexact", "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
+    "TransformError", "Unsigned", "asarray", "bf16", "bool_", "c64", "c128", "default_device", "device_put",
+    "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
     "vmap", "nn", "optim", "random",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "stop_gradient", "value_and_grad", "vjp",

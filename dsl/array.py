@@ -178,6 +178,9 @@ class Array(Tensor[DT, Unpack[Shape]]):
     def __float__(self) -> float:
         return float(self.numpy())
 
+    def __complex__(self) -> complex:
+        return complex(self.numpy())
+
     def __index__(self) -> int:
         if not _dt.is_integer(self._aval.dtype) or self._aval.ndim:
             raise TypeError(f"only integer scalar arrays can be used as an index, got {self._aval}")
@@ -234,7 +237,7 @@ def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[
 
 
 def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
-    """Host data with a supported dtype; Python floats/ints default to f32/i32 as in JAX."""
+    """Host data with a supported dtype; Python floats/ints/complexes default to f32/i32/c64 as in JAX."""
     if dtype is not None:
         return np.asarray(x, dtype=to_numpy(dtype))
     if isinstance(x, np.generic):  # NumPy scalars keep their dtype (np.float64 is also a Python float)
@@ -247,12 +250,16 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
         return np.asarray(x, dtype=_dt.DEFAULT_INT)
     if isinstance(x, float):
         return np.asarray(x, dtype=_dt.DEFAULT_FLOAT)
+    if isinstance(x, complex):
+        return np.asarray(x, dtype=_dt.DEFAULT_COMPLEX)
     try:
         host = np.asarray(x)
     except ValueError as exc:  # a ragged nested list
         raise ValueError(f"asarray: cannot make an array of {type(x).__name__} {x!r:.80}: {exc}") from None
     if host.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
         host = host.astype(_dt.DEFAULT_FLOAT)  # nested Python lists of floats, as jnp.asarray does
+    elif host.dtype == np.complex128 and not isinstance(x, (np.ndarray, np.generic)):
+        host = host.astype(_dt.DEFAULT_COMPLEX)
     elif host.dtype == np.int64 and not isinstance(x, (np.ndarray, np.generic)):
         if host.size and not (-(2**31) <= host.min() and host.max() < 2**31):
             raise ValueError("Python integers out of the default integer dtype i32's range; pass a dtype")

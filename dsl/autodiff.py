@@ -64,10 +64,10 @@ def _check_differentiable(sub: Subgraph, nums: Sequence[int], op: str) -> list[b
     for i, var in enumerate(sub.graph.inputs):
         arg = sub.leaf_arg[i]
         want = i < sub.num_leaf_inputs and arg in nums
-        if want and not _dt.is_float(var.aval.dtype):
+        if want and not _dt.is_inexact(var.aval.dtype):
             raise TransformError(
                 f"cannot differentiate with respect to {sub.leaf_names[i]}, which is {var.aval}: gradients are defined "
-                "for floating-point inputs only (convert it with .astype(f32), or leave it out of argnums)",
+                "for floating-point and complex inputs only (convert it with .astype(f32), or leave it out of argnums)",
                 op,
                 user_location(),
             )
@@ -287,7 +287,7 @@ def _jvp_staged(
     sub = stage_subgraph(fun, primals, {}, nums, names)
     wants = [i < sub.num_leaf_inputs for i in range(len(sub.graph.inputs))]
     for i, want in enumerate(wants):
-        if want and not _dt.is_float(sub.graph.inputs[i].aval.dtype):
+        if want and not _dt.is_inexact(sub.graph.inputs[i].aval.dtype):
             wants[i] = False  # integer inputs carry no tangent; their tangents are ignored
     t_atoms = _tangent_atoms(primals, tangents, sub, op, "tangents")
     graph, _ = jvp_graph(sub.graph, wants)
@@ -330,7 +330,7 @@ def _vjp_staged(fun: Callable[..., Any], primals: tuple[Any, ...], cts: Any) -> 
     names = param_names(fun)
     _check_leaves(primals, nums, names, op)
     sub = stage_subgraph(fun, primals, {}, nums, names)
-    wants = [i < sub.num_leaf_inputs and _dt.is_float(v.aval.dtype) for i, v in enumerate(sub.graph.inputs)]
+    wants = [i < sub.num_leaf_inputs and _dt.is_inexact(v.aval.dtype) for i, v in enumerate(sub.graph.inputs)]
     ct_leaves, ct_tree = pytree.flatten(cts)
     if ct_tree != sub.out_tree:
         raise TransformError(

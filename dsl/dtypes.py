@@ -27,8 +27,16 @@ class Number(DType):
     pass
 
 
-class Floating(Number):
+class Inexact(Number):
+    """Floating-point and complex: the values that carry derivatives."""
+
+
+class Floating(Inexact):
     pass
+
+
+class Complex(Inexact):
+    """Complex numbers; their real and imaginary parts are floats of half the width."""
 
 
 class Integer(Number):
@@ -63,6 +71,14 @@ class f64(Floating):
     numpy = np.dtype(np.float64)
 
 
+class c64(Complex):
+    numpy = np.dtype(np.complex64)
+
+
+class c128(Complex):
+    numpy = np.dtype(np.complex128)
+
+
 class i8(Signed):
     numpy = np.dtype(np.int8)
 
@@ -91,7 +107,7 @@ class bool_(Bool):
     numpy = np.dtype(np.bool_)
 
 
-ALL: tuple[type[DType], ...] = (f16, bf16, f32, f64, i8, i16, i32, i64, u8, u32, bool_)
+ALL: tuple[type[DType], ...] = (f16, bf16, f32, f64, c64, c128, i8, i16, i32, i64, u8, u32, bool_)
 for _cls in ALL:
     _cls.dtype = _cls.numpy
 _BY_NUMPY: dict[np.dtype[Any], type[DType]] = {cls.numpy: cls for cls in ALL}
@@ -109,6 +125,8 @@ def to_numpy(dtype: object) -> np.dtype[Any]:
         return _dt.DEFAULT_INT
     if dtype is bool:
         return _dt.BOOL
+    if dtype is complex:
+        return _dt.DEFAULT_COMPLEX
     return _dt.canonical(dtype)
 
 

@@ -78,7 +78,24 @@ def _elementwise(ctx: MethodContext, operands: list[Type], op: str, comparison: 
     except ShapeFailure as failure:
         return report_shape_error(ctx.api, failure, ctx.context)
     dtype = _bool_type(ctx) if comparison else tensors[0].dtype
+    if not comparison and any(_is_python_complex(t) for t in operands):
+        dtype = _complex_of(ctx, dtype)
     return tensor_type(ctx.api, dtype, dims, ctx.default_return_type)
+
+
+_COMPLEX_OF = {"tensorstage.dtypes.f32": "tensorstage.dtypes.c64", "tensorstage.dtypes.f64": "tensorstage.dtypes.c128"}
+
+
+def _is_python_complex(typ: Type) -> bool:
+    t = get_proper_type(typ)
+    return isinstance(t, Instance) and t.type.fullname == "builtins.complex"
+
+
+def _complex_of(ctx: MethodContext, dtype: Type) -> Type:
+    """A Python complex beside a float tensor makes the complex dtype of its width (as at run time)."""
+    t = get_proper_type(dtype)
+    wide = _COMPLEX_OF.get(t.type.fullname) if isinstance(t, Instance) else None
+    return (named_instance(ctx.api, wide) or dtype) if wide is not None else dtype
 
 
 def _method_name(ctx: MethodContext) -> str:
@@ -273,6 +290,7 @@ def reduction_function(ctx: MethodContext) -> Type:
 
 PROTOCOL_CALLS: dict[str, Callable[[MethodContext], Type]] = {
     f"{OP_SIGNATURES}.Binary.__call__": _elementwise_function,
+    f"{OP_SIGNATURES}.Arithmetic.__call__": _elementwise_function,
     f"{OP_SIGNATURES}.Comparison.__call__": _elementwise_function,
     f"{OP_SIGNATURES}.Where.__call__": _where_function,
     f"{OP_SIGNATURES}.MatMul.__call__": _matmul_function,

@@ -12,6 +12,7 @@ from .prelude.numpy.sampled_calculus import *  # noqa: F403
 from .prelude.numpy.signal_tools import *  # noqa: F403
 from .prelude.numpy.vectorizing import *  # noqa: F403
 from .prelude.numpy import linalg_namespace as linalg  # tnp.linalg: cholesky, qr, eigh, solve, det, norm, ...
+from .prelude.numpy import fft  # tnp.fft: fft, ifft, rfft, irfft, fftn, ..., fftfreq, fftshift
 
-__all__ = ["linalg"]
+__all__ = ["fft", "linalg"]
 __all__ += _prelude_numpy.__all__

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from typing_extensions import TypeVarTuple, Unpack
 
-from .dtypes import DType, bool_, i32
+from .dtypes import Complex, DType, bool_, c64, c128, f32, f64, i32
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 DT = TypeVar("DT", bound=DType)
+CT = TypeVar("CT", bound=Complex)
 S = TypeVarTuple("S")
 K = TypeVar("K")
 M = TypeVar("M")
@@ -40,6 +41,34 @@ class Binary(Protocol):
     def __call__(self, x: Tensor[DT, Unpack[S], K], y: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __call__(self, x: Tensor[DT, K], y: Tensor[DT, Unpack[S], K]) -> Tensor[DT, Unpack[S], K]: ...
+
+
+class Arithmetic(Protocol):
+    """``add``, ``subtract``, ``multiply``, ``divide``, ``power``: as ``Binary``, and a Python complex scalar beside
+    a float tensor gives the complex dtype of its width (as the operators do)."""
+
+    @overload
+    def __call__(
+        self, x: Tensor[DT, Unpack[S]], y: Tensor[DT, Unpack[S]] | Tensor[DT] | Scalar
+    ) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: Tensor[DT] | Scalar, y: Tensor[DT, Unpack[S]]) -> Tensor[DT, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: Tensor[DT, Unpack[S], K], y: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __call__(self, x: Tensor[DT, K], y: Tensor[DT, Unpack[S], K]) -> Tensor[DT, Unpack[S], K]: ...
+    @overload
+    def __call__(self, x: Tensor[f32, Unpack[S]], y: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: complex, y: Tensor[f32, Unpack[S]]) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: Tensor[f64, Unpack[S]], y: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: complex, y: Tensor[f64, Unpack[S]]) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: Tensor[CT, Unpack[S]], y: complex) -> Tensor[CT, Unpack[S]]: ...
+    @overload
+    def __call__(self, x: complex, y: Tensor[CT, Unpack[S]]) -> Tensor[CT, Unpack[S]]: ...
 
 
 class Comparison(Protocol):
@@ -97,6 +126,10 @@ class MatMul(Protocol):
 
 def as_binary(fn: Callable[..., Any]) -> Binary:
     """Identity at run time: gives an elementwise implementation its public overloads."""
+    return fn
+
+
+def as_arithmetic(fn: Callable[..., Any]) -> Arithmetic:
     return fn
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, overload
 
 import numpy as np
-from typing_extensions import TypeVarTuple, Unpack
+from typing_extensions import Self, TypeVarTuple, Unpack
 
 from .dims import Dim
-from .dtypes import DType, Floating, bool_, i32
+from .dtypes import Complex, DType, Floating, bool_, c64, c128, f32, f64, i32
 from .shape_typing import (
     accumulating_method, arg_reduction_method, dtype_reduction_method, matrix_transpose_attr, reduction_method,
     refuse_out, spread_reduction_method, transpose_attr,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 DT = TypeVar("DT", bound=DType)
 DT2 = TypeVar("DT2", bound=DType)
 FT = TypeVar("FT", bound=Floating)
+CT = TypeVar("CT", bound=Complex)
 Shape = TypeVarTuple("Shape")
 S = TypeVarTuple("S")
 K = TypeVar("K")
@@ -37,6 +38,25 @@ M = TypeVar("M")
 
 Scalar = int | float
 AnyShape = tuple[Any, ...]  # ``Unpack[AnyShape]``: an open shape (any rank, any dims)
+
+
+class complex_part_attr:  # noqa: N801
+    """``.real`` / ``.imag``: a property cannot be overloaded, so this descriptor is, per dtype (a complex tensor's
+    parts have the float dtype of half its width; a real tensor's are its own dtype)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> Self: ...
+    @overload
+    def __get__(self, obj: Tensor[c64, Unpack[S]], owner: Any) -> Tensor[f32, Unpack[S]]: ...
+    @overload
+    def __get__(self, obj: Tensor[c128, Unpack[S]], owner: Any) -> Tensor[f64, Unpack[S]]: ...
+    @overload
+    def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> Tensor[DT, Unpack[S]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self if obj is None else getattr(_tnp, self.name)(obj)
 
 
 class Tensor(Generic[DT, Unpack[Shape]]):
@@ -86,6 +106,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __add__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __add__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __add__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __add__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __add__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __add__(self, other: Any) -> Any:
         return _tnp.add(self, other)
 
@@ -95,6 +121,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __radd__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __radd__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __radd__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __radd__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __radd__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __radd__(self, other: Any) -> Any:
         return _tnp.add(other, self)
 
@@ -104,6 +136,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __sub__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __sub__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __sub__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __sub__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __sub__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __sub__(self, other: Any) -> Any:
         return _tnp.subtract(self, other)
 
@@ -113,6 +151,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __rsub__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __rsub__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __rsub__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __rsub__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __rsub__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __rsub__(self, other: Any) -> Any:
         return _tnp.subtract(other, self)
 
@@ -122,6 +166,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __mul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __mul__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __mul__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __mul__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __mul__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __mul__(self, other: Any) -> Any:
         return _tnp.multiply(self, other)
 
@@ -131,6 +181,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __rmul__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __rmul__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __rmul__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __rmul__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __rmul__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __rmul__(self, other: Any) -> Any:
         return _tnp.multiply(other, self)
 
@@ -140,6 +196,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __truediv__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __truediv__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __truediv__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __truediv__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __truediv__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __truediv__(self, other: Any) -> Any:
         return _tnp.true_divide(self, other)
 
@@ -149,6 +211,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __rtruediv__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __rtruediv__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __rtruediv__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __rtruediv__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __rtruediv__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __rtruediv__(self, other: Any) -> Any:
         return _tnp.true_divide(other, self)
 
@@ -204,6 +272,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __pow__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __pow__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __pow__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __pow__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __pow__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __pow__(self, other: Any) -> Any:
         return _tnp.power(self, other)
 
@@ -213,6 +287,12 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __rpow__(self: Tensor[DT, Unpack[S], K], other: Tensor[DT, K]) -> Tensor[DT, Unpack[S], K]: ...
     @overload
     def __rpow__(self: Tensor[DT, Unpack[S], M, K], other: Tensor[DT, M, K]) -> Tensor[DT, Unpack[S], M, K]: ...
+    @overload
+    def __rpow__(self: Tensor[f32, Unpack[S]], other: complex) -> Tensor[c64, Unpack[S]]: ...
+    @overload
+    def __rpow__(self: Tensor[f64, Unpack[S]], other: complex) -> Tensor[c128, Unpack[S]]: ...
+    @overload
+    def __rpow__(self: Tensor[CT, Unpack[S]], other: complex) -> Tensor[CT, Unpack[S]]: ...
     def __rpow__(self, other: Any) -> Any:
         return _tnp.power(other, self)
 
@@ -222,7 +302,13 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def __pos__(self) -> Tensor[DT, Unpack[Shape]]:
         return self
 
-    def __abs__(self) -> Tensor[DT, Unpack[Shape]]:
+    @overload
+    def __abs__(self: Tensor[c64, Unpack[S]]) -> Tensor[f32, Unpack[S]]: ...
+    @overload
+    def __abs__(self: Tensor[c128, Unpack[S]]) -> Tensor[f64, Unpack[S]]: ...
+    @overload
+    def __abs__(self) -> Tensor[DT, Unpack[Shape]]: ...
+    def __abs__(self) -> Any:
         return _tnp.abs(self)
 
     def __invert__(self) -> Tensor[DT, Unpack[Shape]]:
@@ -403,6 +489,14 @@ class Tensor(Generic[DT, Unpack[Shape]]):
 
     # ----------------------------------------------------------------------------------- shape methods
     T = transpose_attr()
+    real = complex_part_attr("real")
+    imag = complex_part_attr("imag")
+
+    def conj(self) -> Tensor[DT, Unpack[Shape]]:
+        """The complex conjugate (a real tensor is its own)."""
+        return _tnp.conj(self)
+
+    conjugate = conj
     mT = matrix_transpose_attr()  # noqa: N815 - NumPy's name
 
     def reshape(self, *shape: int | type[Dim] | tuple[int | type[Dim], ...]) -> Tensor[DT, Unpack[AnyShape]]:

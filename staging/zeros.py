@@ -28,5 +28,6 @@ def is_zero(x: object) -> bool:
 
 
 def has_tangent(aval: Aval) -> bool:
-    """Only floating-point values carry tangents and cotangents; integer and boolean paths are always Zero."""
-    return dtypes.is_float(aval.dtype)
+    """Only floating-point and complex values carry tangents and cotangents; integer and boolean paths are
+    always Zero."""
+    return dtypes.is_inexact(aval.dtype)

@@ -39,6 +39,8 @@ def _sample(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[An
         low = 1 if positive else (-9 if np.issubdtype(dtype, np.signedinteger) else 0)
         return rng.integers(low, 10, size=shape).astype(dtype)
     x = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):  # both parts random (away from the negative real axis: log's cut)
+        return ((np.abs(x) + 0.1 if positive else x) + 1j * rng.standard_normal(shape)).astype(dtype)
     return (np.abs(x) + 0.1 if positive else x).astype(dtype)
 
 
@@ -430,3 +432,63 @@ CASES.update({
 from conv_cases import CASES as _CONVOLUTION_CASES  # noqa: E402 - kept in their own module
 
 CASES.update(_CONVOLUTION_CASES)
+
+
+# ------------------------------------------------------------------------------------------ complex numbers
+COMPLEX = ("complex64", "complex128")
+
+
+def _fft_case(shape: tuple[int, ...], fft_type: str, fft_length: tuple[int, ...], reference: Reference,
+              dtypes: Sequence[str]) -> Case:
+    return Case(normal(*shape), lambda x, **p: reference(x), {"fft_type": fft_type, "fft_length": fft_length},
+                dtypes=dtypes, label=f"{fft_type} {fft_length}")
+
+
+CASES.update({
+    "real": [Case(normal(3, 4), np.real, dtypes=COMPLEX)],
+    "imag": [Case(normal(3, 4), np.imag, dtypes=COMPLEX)],
+    "conj": [Case(normal(3, 4), np.conj, dtypes=COMPLEX)],
+    "complex": [Case(operands((3, 4), (3, 4)), lambda re, im: re + 1j * im),
+                Case(operands((), (2, 3)), lambda re, im: re + 1j * im, label="scalar first")],
+    "fft": [
+        _fft_case((3, 8), "FFT", (8,), np.fft.fft, COMPLEX),
+        _fft_case((2, 3, 5), "IFFT", (3, 5), np.fft.ifft2, COMPLEX),
+        _fft_case((2, 4, 3, 2), "FFT", (4, 3, 2), lambda x: np.fft.fftn(x, axes=(1, 2, 3)), ("complex128",)),
+        _fft_case((3, 6), "RFFT", (6,), np.fft.rfft, FLOATS),
+        _fft_case((2, 4, 7), "RFFT", (4, 7), np.fft.rfft2, ("float64",)),
+        _fft_case((3, 4), "IRFFT", (7,), lambda x: np.fft.irfft(x, 7), COMPLEX),
+        _fft_case((3, 5), "IRFFT", (8,), lambda x: np.fft.irfft(x, 8), ("complex128",)),
+        _fft_case((2, 3, 4), "IRFFT", (3, 6), lambda x: np.fft.irfft2(x, (3, 6)), ("complex128",)),
+    ],
+})
+# Complex operands of the real primitives that take them: the same references, in NumPy's complex arithmetic.
+for _name, _case in [
+    ("add", Case(operands((3, 4), (3, 4)), np.add, dtypes=COMPLEX)),
+    ("sub", Case(operands((3, 4), ()), np.subtract, dtypes=COMPLEX, label="complex scalar operand")),
+    ("mul", Case(operands((3, 4), (3, 4)), np.multiply, dtypes=COMPLEX)),
+    ("div", Case(operands((3, 4), (3, 4)), np.divide, dtypes=COMPLEX)),
+    ("pow", Case(operands((3, 4), (3, 4)), np.power, dtypes=("complex128",))),
+    ("neg", Case(normal(3, 4), np.negative, dtypes=COMPLEX)),
+    ("abs", Case(normal(3, 4), np.abs, dtypes=COMPLEX)),
+    ("integer_pow", Case(normal(3, 4), lambda x, y: x**y, {"y": -3}, dtypes=COMPLEX, label="complex")),
+    ("exp", Case(normal(3, 4), np.exp, dtypes=COMPLEX)),
+    ("log", Case(operands((3, 4), positive=(0,)), np.log, dtypes=COMPLEX)),
+    ("log1p", Case(operands((3, 4), positive=(0,)), np.log1p, dtypes=("complex128",))),
+    ("expm1", Case(normal(3, 4), np.expm1, dtypes=("complex128",))),
+    ("tanh", Case(normal(3, 4), np.tanh, dtypes=COMPLEX)),
+    ("logistic", Case(normal(3, 4), lambda x: 1 / (1 + np.exp(-x)), dtypes=("complex128",))),
+    ("sin", Case(normal(3, 4), np.sin, dtypes=COMPLEX)),
+    ("cos", Case(normal(3, 4), np.cos, dtypes=COMPLEX)),
+    ("sqrt", Case(operands((3, 4), positive=(0,)), np.sqrt, dtypes=COMPLEX)),
+    ("rsqrt", Case(operands((3, 4), positive=(0,)), lambda x: 1 / np.sqrt(x), dtypes=COMPLEX)),
+    ("eq", Case(_ties, np.equal, dtypes=("complex64",))),
+    ("ne", Case(_ties, np.not_equal, dtypes=("complex64",))),
+    ("select", Case(with_first(_predicate, (3, 4), (3, 4), (3, 4)), np.where, dtypes=COMPLEX)),
+    ("convert", Case(normal(3, 4), lambda x, new_dtype: x.astype(np.complex128), {"new_dtype": np.dtype(np.complex128)},
+                     dtypes=("float32", "float64", "complex64"), label="to complex")),
+    ("reduce_sum", Case(normal(3, 4, 5), lambda x, axes: x.sum(axis=axes), {"axes": (0, 2)}, dtypes=COMPLEX)),
+    ("reduce_prod", Case(normal(3, 4), lambda x, axes: x.prod(axis=axes), {"axes": (1,)}, dtypes=COMPLEX)),
+    ("dot_general", Case(operands((2, 3, 4), (2, 4, 5)), lambda a, b, **p: a @ b,
+                         {"contracting": ((2,), (1,)), "batch": ((0,), (0,))}, dtypes=COMPLEX, label="complex")),
+]:
+    CASES[_name] = [*CASES[_name], _case]

@@ -37,9 +37,26 @@ def _differentiable_cases() -> list[Any]:
         if name not in REGISTRY:
             continue
         for i, case in enumerate(cases):
-            if "float64" in case.dtypes:
-                out.append(pytest.param(name, case, id=f"{name}-{case.label or i}"))
+            for dtype in ("float64", "complex128"):  # complex numbers as pairs of reals, JAX's convention
+                if dtype in case.dtypes:
+                    out.append(pytest.param(name, case, dtype, id=f"{name}-{case.label or i}-{dtype}"))
     return out
+
+
+_INEXACT = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _direction(rng: np.random.Generator, like: Any) -> np.ndarray:
+    """A random tangent or cotangent of ``like``'s shape and dtype (both parts random for complex)."""
+    draw = rng.standard_normal(like.shape)
+    if np.issubdtype(like.dtype, np.complexfloating):
+        draw = draw + 1j * rng.standard_normal(like.shape)
+    return draw.astype(like.dtype)
+
+
+def _pairing(a: Any, b: Any) -> float:
+    """``Re(sum(a * b))``: the real pairing under which reverse mode transposes (no conjugation, as JAX)."""
+    return float(np.real(np.sum(np.asarray(a) * np.asarray(b))))
 
 
 def _single_equation_graph(name: str, avals: list[Aval], params: dict[str, Any]) -> Graph:
@@ -71,30 +88,30 @@ def _rule_check_program(graph: Graph, wants: list[bool]) -> ts.Program[Any, Any]
     return ts.Program(check, check_annotations=False)
 
 
-@pytest.mark.parametrize(("name", "case"), _differentiable_cases())
-def test_jvp_matches_finite_differences_and_vjp_transposes_it(name: str, case: Case, rng: np.random.Generator) -> None:
-    xs = case.make(rng, np.dtype(np.float64))
+@pytest.mark.parametrize(("name", "case", "dtype"), _differentiable_cases())
+def test_jvp_matches_finite_differences_and_vjp_transposes_it(
+    name: str, case: Case, dtype: str, rng: np.random.Generator
+) -> None:
+    xs = case.make(rng, np.dtype(dtype))
     avals = [Aval(x.shape, x.dtype) for x in xs]
     graph = _single_equation_graph(name, avals, case.params)
-    wants = [x.dtype == np.float64 for x in xs]
+    wants = [x.dtype in _INEXACT for x in xs]
     if not any(wants):
         pytest.skip("no floating-point operand")
-    ts_ = [rng.standard_normal(x.shape) if w else np.zeros(x.shape, x.dtype) for x, w in zip(xs, wants)]
+    ts_ = [_direction(rng, x) if w else np.zeros(x.shape, x.dtype) for x, w in zip(xs, wants)]
     xp = [x + EPS * t if w else x for x, t, w in zip(xs, ts_, wants)]
     xm = [x - EPS * t if w else x for x, t, w in zip(xs, ts_, wants)]
-    cts = [rng.standard_normal(o.aval.shape).astype(o.aval.dtype) for o in graph.outputs]
+    cts = [_direction(rng, o.aval) for o in graph.outputs]
     plus, minus, tangents, cotangents = _rule_check_program(graph, wants)(xs, xp, xm, ts_, cts)
     for out, p, m, t in zip(graph.outputs, plus, minus, tangents):
-        if out.aval.dtype != np.float64:
+        if out.aval.dtype not in _INEXACT:
             np.testing.assert_array_equal(np.asarray(t), 0)  # integer and boolean paths carry no tangent
             continue
         finite = (np.asarray(p) - np.asarray(m)) / (2 * EPS)
         np.testing.assert_allclose(np.asarray(t), finite, rtol=1e-5, atol=1e-6)
     # <vjp(ct), t> == <ct, jvp(t)>
-    lhs = sum(float(np.sum(np.asarray(c) * t)) for c, t in zip(cotangents, (t for t, w in zip(ts_, wants) if w)))
-    rhs = sum(
-        float(np.sum(c * np.asarray(t))) for c, t, o in zip(cts, tangents, graph.outputs) if o.aval.dtype == np.float64
-    )
+    lhs = sum(_pairing(c, t) for c, t in zip(cotangents, (t for t, w in zip(ts_, wants) if w)))
+    rhs = sum(_pairing(c, t) for c, t, o in zip(cts, tangents, graph.outputs) if o.aval.dtype in _INEXACT)
     assert lhs == pytest.approx(rhs, rel=1e-9, abs=1e-9)
 
 
@@ -104,9 +121,11 @@ def test_every_differentiable_primitive_has_a_float64_case() -> None:
         for name, prim in REGISTRY.items()
         if prim.differentiable
         and name not in COVERED_ELSEWHERE
-        and not any("float64" in c.dtypes for c in CASES.get(name, []))
+        and not any("float64" in c.dtypes or "complex128" in c.dtypes for c in CASES.get(name, []))
     )
-    assert not missing, f"differentiable primitives without a float64 case in tests/primitive_cases.py: {missing}"
+    assert not missing, (
+        f"differentiable primitives without a float64 or complex128 case in tests/primitive_cases.py: {missing}"
+    )
 
 
 # --------------------------------------------------------------------------------------------- composition

@@ -38,6 +38,10 @@ def normal(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.standard_normal(shape).astype(np.float32)
 
 
+def complex_normal(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
+    return lambda rng: (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
 def positive(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.uniform(0.5, 2.0, shape).astype(np.float32)
 
@@ -253,6 +257,14 @@ CASES["checkpoint_call"] = [
     Case(ops(normal(2, 3), normal(3, 3)), apply=lambda x, w: ts.checkpoint(lambda a, b: tnp.tanh(a @ b))(x, w))
 ]
 CASES["optimization_barrier"] = [Case(ops(normal(2, 3), ints(4)))]
+CASES.update({name: [Case(ops(complex_normal(2, 3)))] for name in ("real", "imag", "conj")})
+CASES["complex"] = same(normal, 2)
+CASES["fft"] = [
+    Case(ops(complex_normal(3, 4)), {"fft_type": "FFT", "fft_length": (4,)}),
+    Case(ops(complex_normal(2, 3, 4)), {"fft_type": "IFFT", "fft_length": (3, 4)}),
+    Case(ops(normal(3, 6)), {"fft_type": "RFFT", "fft_length": (6,)}),
+    Case(ops(complex_normal(2, 4)), {"fft_type": "IRFFT", "fft_length": (7,)}),
+]
 
 
 def _batched_names() -> list[str]:
@@ -335,7 +347,7 @@ def test_batch_rule_matches_loop(name: str, index: int, trial: int, rng: np.rand
         target = out_axes if single else 0
         want = np.stack([e[k] for e in flat_expected], axis=target)
         assert g.shape == want.shape and g.dtype == want.dtype, (name, axes, out_axes)
-        if np.issubdtype(want.dtype, np.floating):
+        if np.issubdtype(want.dtype, np.inexact):
             np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6, err_msg=f"{name} axes={axes}")
         else:
             np.testing.assert_array_equal(g, want, err_msg=f"{name} axes={axes}")

@@ -90,7 +90,7 @@ _unsigned_aware(E.sign_p, "sign")
 
 
 def compare_type(dtype: np.dtype[Any]) -> str:
-    if dtypes.is_float(dtype):
+    if dtypes.is_inexact(dtype):  # complex numbers compare (EQ and NE only) as floats do
         return "FLOAT"
     if dtype in dtypes.SIGNED:
         return "SIGNED"

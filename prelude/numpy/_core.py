@@ -20,6 +20,7 @@ from ...staging import dtypes as _dt
 from ...staging.builder import _STACK
 from ...staging.errors import DTypeError, ShapeError, StagingError
 from ...staging.ir import Atom, Aval, DimName, Literal, format_dims, scalar_aval
+from ...staging.primitives import elementwise as E
 from ...staging.primitives import structural as S
 from ...staging.source import user_location
 from ...tensor import Tensor, Traced
@@ -145,7 +146,7 @@ wrap: Callable[[Atom], Traced[Any]] = Traced
 
 
 def is_weak(x: object) -> bool:
-    return type(x) in (int, float, bool) or isinstance(x, WeakTraced)
+    return type(x) in (int, float, bool, complex) or isinstance(x, WeakTraced)
 
 
 def shape_error(op_name: str, message: str) -> ShapeError:
@@ -170,7 +171,7 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None, op_name: str | None = None)
         return x.as_dtype(dtype, op_name)
     if isinstance(x, Traced):
         return x.atom
-    if type(x) in (int, float, bool) and dtype is not None:
+    if type(x) in (int, float, bool, complex) and dtype is not None:
         try:
             value = np.asarray(x, dtype=dtype)
         except OverflowError:
@@ -182,7 +183,7 @@ def atom(x: Any, dtype: np.dtype[Any] | None = None, op_name: str | None = None)
 
 def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
     """The common dtype: strong operands must agree exactly; weak scalars adopt it."""
-    # Fast path: staged strong operands of one dtype, and Python ints or floats only beside a float dtype
+    # Fast path: staged strong operands of one dtype, and Python ints or floats only beside a float or complex dtype
     # (what the checks below accept without a message).
     common: np.dtype[Any] | None = None
     scalars = False
@@ -199,7 +200,7 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
         else:
             break
     else:
-        if common is not None and (not scalars or _dt.is_float(common)):
+        if common is not None and (not scalars or common in _dt.INEXACT):
             return common
     strong = [x for x in operands if not is_weak(x)]
     dtypes = {_operand_dtype(x, op_name) for x in strong}
@@ -213,7 +214,10 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
         dtype = dtypes.pop()
         for x in operands:
             weak = x.aval.dtype if isinstance(x, WeakTraced) else None  # a Python scalar passed to a program
-            if (type(x) is float or weak is not None and _dt.is_float(weak)) and not _dt.is_float(dtype):
+            if (type(x) is complex or weak is not None and _dt.is_complex(weak)) and not _dt.is_complex(dtype):
+                dtype = _complex_with_scalar(op_name, x, dtype)
+                continue
+            if (type(x) is float or weak is not None and _dt.is_float(weak)) and not _dt.is_inexact(dtype):
                 raise dtype_error(
                     op_name,
                     f"float scalar {_scalar_text(x)} with a {_dt.short_name(dtype)} operand: convert it with "
@@ -227,11 +231,26 @@ def result_dtype(op_name: str, operands: Sequence[Any]) -> np.dtype[Any]:
                 )
         return dtype
     weak_dtypes = [_operand_dtype(x, op_name) for x in operands]
+    if any(_dt.is_complex(d) for d in weak_dtypes):
+        return _dt.DEFAULT_COMPLEX
     if any(_dt.is_float(d) for d in weak_dtypes):
         return _dt.DEFAULT_FLOAT
     if any(_dt.is_integer(d) for d in weak_dtypes):
         return _dt.DEFAULT_INT
     return _dt.BOOL
+
+
+def _complex_with_scalar(op_name: str, x: Any, dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """A Python complex beside a float array: the complex dtype of the array's width, as JAX gives it (the one
+    case where a weak scalar changes the array's dtype: no float dtype holds the value)."""
+    wide = _dt.complex_dtype(dtype) if _dt.is_float(dtype) else None
+    if wide is None:
+        raise dtype_error(
+            op_name,
+            f"complex scalar {_scalar_text(x)} with a {_dt.short_name(dtype)} operand: convert the operand to c64 or "
+            "c128 with .astype(...)",
+        )
+    return wide
 
 
 def _scalar_text(x: Any) -> str:
@@ -345,7 +364,10 @@ def broadcast_atoms(op_name: str, atoms: Sequence[Atom]) -> list[Atom]:
 
 def elementwise_operands(op_name: str, *operands: Any, dtype: np.dtype[Any] | None = None) -> list[Atom]:
     common = result_dtype(op_name, operands) if dtype is None else dtype
-    return broadcast_atoms(op_name, [atom(x, common, op_name) for x in operands])
+    atoms = [atom(x, common, op_name) for x in operands]
+    if common in _dt.COMPLEX and dtype is None:  # float arrays beside a Python complex: widened to complex
+        atoms = [E.convert(a, common) if _dt.is_float(a.aval.dtype) else a for a in atoms]
+    return broadcast_atoms(op_name, atoms)
 
 
 def normalize_axes(op_name: str, axis: Any, x: Tensor[Any], *, allow_none: bool = True) -> tuple[int, ...]:
@@ -382,8 +404,20 @@ def float_operand(op_name: str, x: Any) -> Traced[Any]:
     """``x`` as a staged tensor, after checking it is floating-point (ops that never convert dtypes for the user)."""
     t = as_tensor(x)
     if not _dt.is_float(t.aval.dtype):
-        message = f"{op_name} needs a floating-point operand, got {t.aval}; convert it with .astype(f32)"
+        if _dt.is_complex(t.aval.dtype):
+            message = f"{op_name} needs a real floating-point operand, got {t.aval}; take .real, .imag or abs() of it"
+        else:
+            message = f"{op_name} needs a floating-point operand, got {t.aval}; convert it with .astype(f32)"
         raise dtype_error(op_name, message)
+    return t
+
+
+def inexact_operand(op_name: str, x: Any) -> Traced[Any]:
+    """``x`` as a staged tensor, after checking it is floating-point or complex (the functions defined on both)."""
+    t = as_tensor(x)
+    if not _dt.is_inexact(t.aval.dtype):
+        message = f"{op_name} needs a floating-point operand (or a complex one), got {t.aval}; convert it with "
+        raise dtype_error(op_name, message + ".astype(f32)")
     return t
 
 

@@ -114,13 +114,17 @@ def _broadcastable(op_name: str, x: AnyTensor, sizes: tuple[int, ...]) -> Atom:
 
 
 @_static_op
-def _full(shape: ShapeLike, fill_value: float | int | bool, dtype: type[DType] | Any) -> AnyTensor:
+def _full(shape: ShapeLike, fill_value: complex, dtype: type[DType] | Any) -> AnyTensor:
     sizes, names = parse_shape("full", shape)
-    if type(fill_value) not in (int, float, bool) and not isinstance(fill_value, (np.number, np.bool_)):
+    if type(fill_value) not in (int, float, bool, complex) and not isinstance(fill_value, (np.number, np.bool_)):
         raise TypeError(f"full: fill_value must be a Python or NumPy scalar, got {fill_value!r}")
     if dtype is None:
         dtype = _dt.BOOL if type(fill_value) is bool else _dt.DEFAULT_INT if type(fill_value) is int else None
+        dtype = _dt.DEFAULT_COMPLEX if type(fill_value) is complex else dtype
     target = _dtype(dtype)
+    if type(fill_value) is complex and not _dt.is_complex(target):
+        raise TypeError(f"full: complex fill_value {fill_value!r} for dtype {_dt.short_name(target)} (it would drop "
+                        "the imaginary part)")
     return wrap(S.full_like(Aval(sizes, target, names), fill_value))
 
 

@@ -102,6 +102,9 @@ def isneginf(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
 
 
 def _is_infinity(a: Atom, infinity: float) -> Atom:
+    if _dt.is_complex(a.aval.dtype):  # NumPy refuses these too: a complex infinity has no sign
+        name = "isposinf" if infinity > 0 else "isneginf"
+        raise dtype_error(name, f"{name} needs a real operand, got {a.aval}")
     if not _dt.is_float(a.aval.dtype):
         return bind(E.ne_p, a, a)  # type: ignore[no-any-return]  # all False, at the operand's shape
     return E.eq(a, E.scalar(infinity, a))

@@ -14,6 +14,7 @@ from ...op_signatures import as_matmul
 from ...staging import dtypes
 from ...staging.builder import bind
 from ...staging.ir import Atom, Aval
+from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import linalg as L
 from ...staging.primitives import structural as S
@@ -97,6 +98,8 @@ def dot(x: AnyTensor, y: AnyTensor) -> AnyTensor:
 @op
 def vdot(x: Tensor[DT, Unpack[Sh]], y: Tensor[DT, Unpack[S2]]) -> Tensor[DT]:
     a, b = _operands("vdot", x, y)
+    if dtypes.is_complex(a.aval.dtype):  # NumPy's vdot conjugates its first operand
+        a = C.conj(a)
     fa = S.reshape(a, (a.aval.size,), (None,))
     fb = S.reshape(b, (b.aval.size,), (None,))
     return wrap(as_logical(L.dot_general(fa, fb, ((0,), (0,))), x))

@@ -22,6 +22,7 @@ from ...op_signatures import as_binary
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom
+from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
 from ...staging.primitives.autodiff import stop_gradient
 from ...staging.primitives import reductions as R
@@ -451,8 +452,10 @@ def _to_f64(x: Any) -> Any:
 
 @op
 def trunc(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-    """Round toward zero (integers are returned as they are, as in NumPy)."""
+    """Round toward zero (integers are returned as they are, as in NumPy; complex tensors are refused)."""
     a = as_tensor(x).atom
+    if _dt.is_complex(a.aval.dtype):
+        raise dtype_error("trunc", f"trunc needs a real operand, got {a.aval}: round .real and .imag separately")
     if not _dt.is_float(a.aval.dtype):
         return wrap(a)
     return wrap(E.select(E.lt(a, _c(0, a)), bind(E.ceil_p, a), E.floor(a)))
@@ -523,9 +526,12 @@ def nan_to_num(
 ) -> Tensor[DT, Unpack[Shape]]:
     """NaN to ``nan``, inf to ``posinf`` and -inf to ``neginf`` (by default the dtype's largest and smallest finite
     values). ``copy`` is accepted for NumPy's signature; arrays are immutable, so there is nothing to copy.
-    Integer and bool tensors come back as they are."""
+    Integer and bool tensors come back as they are; of a complex tensor, each part is replaced (as NumPy)."""
     a = as_tensor(x).atom
     dtype = a.aval.dtype
+    if _dt.is_complex(dtype):
+        parts = (as_tensor(nan_to_num(wrap(part), copy, nan, posinf, neginf)).atom for part in (C.real(a), C.imag(a)))
+        return wrap(C.complex(*parts))
     if not _dt.is_float(dtype):
         return wrap(a)
     info = _finfo(dtype)
@@ -595,14 +601,21 @@ class IsClose(Protocol):
     ) -> Tensor[bool_, Unpack[S], K]: ...
 
 
+def _is_finite(a: Atom) -> Atom:
+    if _dt.is_complex(a.aval.dtype):
+        return _and(bind(E.is_finite_p, C.real(a)), bind(E.is_finite_p, C.imag(a)))
+    return bind(E.is_finite_p, a)  # type: ignore[no-any-return]
+
+
 def _isclose(name: str, x: Any, y: Any, rtol: float, atol: float, equal_nan: bool) -> Atom:
     a, b = elementwise_operands(name, x, y)
-    if not _dt.is_float(a.aval.dtype):  # NumPy compares integers in float64 too (exact for 32-bit ones)
+    if not _dt.is_inexact(a.aval.dtype):  # NumPy compares integers in float64 too (exact for 32-bit ones)
         wide = np.dtype(np.float64)
         a, b = E.convert(a, wide), E.convert(b, wide)
-    diff = E.abs(E.sub(a, b))
-    bound = E.add(atom(float(atol), a.aval.dtype), E.mul(atom(float(rtol), a.aval.dtype), E.abs(b)))
-    finite = _and(bind(E.is_finite_p, a), bind(E.is_finite_p, b))
+    diff = E.abs(E.sub(a, b))  # complex operands: the modulus of the difference, as NumPy
+    part = diff.aval.dtype
+    bound = E.add(atom(float(atol), part), E.mul(atom(float(rtol), part), E.abs(b)))
+    finite = _and(_is_finite(a), _is_finite(b))
     close = _or(_and(finite, bind(E.le_p, diff, bound)), E.eq(a, b))  # a == b: equal infinities
     if equal_nan:
         close = _or(close, _and(_isnan(a), _isnan(b)))

@@ -4,8 +4,9 @@ categories, dtype utilities, and functions that read an array's attributes.
 Dtype names (``tnp.float32``...) are tensorstage's own dtype classes (``ts.f32``...), accepted wherever a dtype is
 (``tnp.zeros(3, dtype=tnp.float32)``, ``x.astype(tnp.int8)``), NumPy too (``np.dtype(tnp.float32)`` is float32);
 an array's ``.dtype`` is a NumPy dtype, equal to its name (``x.dtype == tnp.float32``). There are no
-``uint16``/``uint64`` (tensorstage does not support those dtypes) and no complex dtypes: ``iscomplexobj`` is False
-for every tensorstage array, ``real`` returns its operand and ``imag`` zeros of its shape and dtype.
+``uint16``/``uint64`` (tensorstage does not support those dtypes). The complex dtypes are ``complex64`` and
+``complex128`` (``ts.c64``, ``ts.c128``); ``real``, ``imag``, ``conj`` and ``angle`` take them apart, and of a real
+array ``real`` is the array itself and ``imag`` zeros of its shape and dtype, as in NumPy.
 
 Dtype utilities answer with tensorstage's conventions where they differ from NumPy's: the Python types ``float``
 and ``int`` mean float32 and int32 (what ``dtype=float`` gives here), Python scalars are weak (they adopt the
@@ -18,17 +19,18 @@ to convert to, not what an op will do.
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dims import Dim
-from ...dtypes import DType, Bool, Floating, Integer, Number, Signed, Unsigned, bool_, to_numpy
-from ...dtypes import bf16, f16, f32, f64, i8, i16, i32, i64, u8, u32
+from ...dtypes import DType, Bool, Complex, Floating, Inexact, Integer, Number, Signed, Unsigned, bool_, to_numpy
+from ...dtypes import bf16, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u32
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Aval
+from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
@@ -77,18 +79,22 @@ float16 = f16
 bfloat16 = bf16
 float32 = f32
 float64 = f64
+complex64 = c64
+complex128 = c128
 generic = DType
 number = Number
 integer = Integer
 signedinteger = Signed
 unsignedinteger = Unsigned
 floating = Floating
-inexact = Floating  # no complex dtypes: every inexact dtype is a float
+complexfloating = Complex
+inexact = Inexact
 
 # tensorstage's categories as NumPy's abstract scalar types
 _CATEGORIES: dict[type[DType], type[Any]] = {
     DType: np.generic, Number: np.number, Integer: np.integer, Signed: np.signedinteger,
-    Unsigned: np.unsignedinteger, Floating: np.floating, Bool: np.bool_,
+    Unsigned: np.unsignedinteger, Floating: np.floating, Bool: np.bool_, Inexact: np.inexact,
+    Complex: np.complexfloating,
 }
 _BFLOAT16_PARENTS: frozenset[type[Any]] = frozenset({np.floating, np.inexact, np.number, np.generic})
 _NUMPY_ABSTRACT: frozenset[type[Any]] = _BFLOAT16_PARENTS | {
@@ -105,7 +111,7 @@ def _dtype_of(x: Any) -> np.dtype[Any]:
         return x.dtype
     if isinstance(x, type) and issubclass(x, DType):
         return to_numpy(x)  # a category raises: "Floating is a dtype category, not a concrete dtype"
-    if x in (float, int, bool):
+    if x in (float, int, bool, complex):
         return to_numpy(x)
     try:
         dtype: np.dtype[Any] = np.dtype(x)
@@ -126,9 +132,9 @@ def _abstract(x: Any) -> Any:
 def finfo(dtype: Any) -> np.finfo[Any]:
     """Machine limits of a float dtype (bfloat16 included); ``finfo(float)`` is float32's."""
     d = _dtype_of(dtype)
-    if not _dt.is_float(d):
+    if not _dt.is_inexact(d):
         raise ValueError(f"finfo: data type {d} not inexact")
-    info: np.finfo[Any] = _finfo(d)
+    info: np.finfo[Any] = _finfo(_dt.real_dtype(d))  # a complex dtype's: its parts' (NumPy's answer)
     return info
 
 
@@ -155,8 +161,8 @@ _KINDS: dict[str, frozenset[np.dtype[Any]]] = {
     "unsigned integer": _dt.UNSIGNED,
     "integral": _dt.INTEGERS,
     "real floating": _dt.FLOATS,
-    "complex floating": frozenset(),
-    "numeric": _dt.INTEGERS | _dt.FLOATS,
+    "complex floating": _dt.COMPLEX,
+    "numeric": _dt.INTEGERS | _dt.FLOATS | _dt.COMPLEX,
 }
 
 
@@ -209,7 +215,9 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype[Any]:
     weak = [_weak_dtype(x) for x in arrays_and_dtypes if is_weak(x)]
     common = _promote(strong) if strong else _dt.BOOL
     # A weak scalar of a higher kind than the arrays gives that kind's default dtype (as alone).
-    if any(_dt.is_float(d) for d in weak) and not _dt.is_float(common):
+    if any(_dt.is_complex(d) for d in weak) and not _dt.is_complex(common):
+        return _dt.complex_dtype(common) or _dt.DEFAULT_COMPLEX  # a float array's width, as the ops give it
+    if any(_dt.is_float(d) for d in weak) and not _dt.is_inexact(common):
         return _dt.DEFAULT_FLOAT
     if any(_dt.is_integer(d) for d in weak) and common == _dt.BOOL:
         return _dt.DEFAULT_INT
@@ -282,7 +290,7 @@ def _false() -> AnyTensor:
 def _equal_everywhere(name: str, a: Any, b: Any, equal_nan: bool) -> AnyTensor:
     x, y = elementwise_operands(name, a, b)
     same = E.eq(x, y)
-    if equal_nan and _dt.is_float(x.aval.dtype):
+    if equal_nan and _dt.is_inexact(x.aval.dtype):
         both_nan = bind(E.and_p, bind(E.ne_p, x, x), bind(E.ne_p, y, y))
         same = bind(E.or_p, same, both_nan)
     return wrap(R.reduce_min(same, tuple(range(same.aval.ndim))))
@@ -333,9 +341,11 @@ def _broadcast(x: Any, target: tuple[int, ...]) -> Any:
 
 
 def iscomplexobj(x: object) -> bool:
-    """Whether ``x`` has a complex dtype: never for tensorstage arrays; NumPy's answer for other objects."""
+    """Whether ``x`` has a complex dtype (for anything that is not a tensor: NumPy's answer)."""
+    if isinstance(x, Tensor):
+        return _dt.is_complex(x.aval.dtype)
     candidate: Any = x  # NumPy's stubs type its argument differently across versions
-    return not isinstance(x, Tensor) and bool(np.iscomplexobj(candidate))
+    return bool(np.iscomplexobj(candidate))
 
 
 def isrealobj(x: object) -> bool:
@@ -345,26 +355,79 @@ def isrealobj(x: object) -> bool:
 
 @op
 def iscomplex(x: Tensor[Any, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    """Where the imaginary part is nonzero: nowhere (tensorstage has no complex dtypes)."""
-    return wrap(S.full_like(as_tensor(x).aval.with_dtype(_dt.BOOL), False))
+    """Where the imaginary part is nonzero (nowhere for a real tensor)."""
+    t = as_tensor(x)
+    if not _dt.is_complex(t.aval.dtype):
+        return wrap(S.full_like(t.aval.with_dtype(_dt.BOOL), False))
+    im = C.imag(t.atom)
+    return wrap(bind(E.ne_p, im, E.scalar(0, im)))
 
 
 @op
 def isreal(x: Tensor[Any, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
-    """Where the imaginary part is zero: everywhere (tensorstage has no complex dtypes)."""
-    return wrap(S.full_like(as_tensor(x).aval.with_dtype(_dt.BOOL), True))
+    """Where the imaginary part is zero (everywhere for a real tensor)."""
+    t = as_tensor(x)
+    if not _dt.is_complex(t.aval.dtype):
+        return wrap(S.full_like(t.aval.with_dtype(_dt.BOOL), True))
+    im = C.imag(t.atom)
+    return wrap(E.eq(im, E.scalar(0, im)))
+
+
+@overload
+def real(val: Tensor[c64, Unpack[Shape]]) -> Tensor[f32, Unpack[Shape]]: ...
+@overload
+def real(val: Tensor[c128, Unpack[Shape]]) -> Tensor[f64, Unpack[Shape]]: ...
+@overload
+def real(val: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]: ...
+@op
+def real(val: Tensor[Any, Unpack[Shape]]) -> Tensor[Any, Unpack[Shape]]:
+    """The real part, in the dtype of a complex tensor's parts (f32 for c64); a real tensor is its own."""
+    t = as_tensor(val)
+    return wrap(C.real(t.atom)) if _dt.is_complex(t.aval.dtype) else t
+
+
+@overload
+def imag(val: Tensor[c64, Unpack[Shape]]) -> Tensor[f32, Unpack[Shape]]: ...
+@overload
+def imag(val: Tensor[c128, Unpack[Shape]]) -> Tensor[f64, Unpack[Shape]]: ...
+@overload
+def imag(val: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]: ...
+@op
+def imag(val: Tensor[Any, Unpack[Shape]]) -> Tensor[Any, Unpack[Shape]]:
+    """The imaginary part, in the dtype of a complex tensor's parts; of a real tensor, zeros of its type."""
+    t = as_tensor(val)
+    return wrap(C.imag(t.atom)) if _dt.is_complex(t.aval.dtype) else wrap(S.full_like(t.aval, 0))
 
 
 @op
-def real(val: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-    """The real part: ``val`` itself (tensorstage has no complex dtypes)."""
-    return as_tensor(val)
+def conj(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """The complex conjugate; a real tensor is its own."""
+    t = as_tensor(x)
+    return wrap(C.conj(t.atom)) if _dt.is_complex(t.aval.dtype) else t
 
 
+conjugate = conj
+
+
+@overload
+def angle(z: Tensor[c64, Unpack[Shape]], deg: bool = False) -> Tensor[f32, Unpack[Shape]]: ...
+@overload
+def angle(z: Tensor[c128, Unpack[Shape]], deg: bool = False) -> Tensor[f64, Unpack[Shape]]: ...
+@overload
+def angle(z: Tensor[DT, Unpack[Shape]], deg: bool = False) -> Tensor[DT, Unpack[Shape]]: ...
 @op
-def imag(val: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-    """The imaginary part: zeros of ``val``'s shape and dtype (tensorstage has no complex dtypes)."""
-    return wrap(S.full_like(as_tensor(val).aval, 0))
+def angle(z: Tensor[Any, Unpack[Shape]], deg: bool = False) -> Tensor[Any, Unpack[Shape]]:
+    """The argument of each element, ``atan2(imag, real)``, in radians (degrees with ``deg``); of a real float
+    tensor, 0 or pi by its sign (NumPy's answer). Integer tensors are refused, as by every float function here."""
+    t = as_tensor(z)
+    if not _dt.is_inexact(t.aval.dtype):
+        raise TypeError(f"angle needs a floating-point or complex operand, got {t.aval}; convert it with .astype(f32)")
+    if _dt.is_complex(t.aval.dtype):
+        re, im = C.real(t.atom), C.imag(t.atom)
+    else:
+        re, im = t.atom, S.full_like(t.atom, 0)
+    out = E.atan2(im, re)
+    return wrap(E.mul(out, E.scalar(180 / math.pi, out)) if deg else out)
 
 
 __all__ = [
@@ -373,11 +436,11 @@ __all__ = [
     # constants
     "e", "euler_gamma", "inf", "nan", "newaxis", "pi",
     # dtypes and categories
-    "bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32",
-    "floating", "generic", "inexact", "integer", "number", "signedinteger", "unsignedinteger",
+    "bfloat16", "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32",
+    "int64", "uint8", "uint32", "complexfloating", "floating", "generic", "inexact", "integer", "number", "signedinteger", "unsignedinteger",
     # dtype utilities
     "can_cast", "finfo", "iinfo", "isdtype", "issubdtype", "promote_types", "result_type",
     # array attributes
-    "array_equal", "array_equiv", "copy", "imag", "iscomplex", "iscomplexobj", "isreal", "isrealobj", "isscalar",
-    "ndim", "real", "shape", "size",
+    "angle", "array_equal", "array_equiv", "conj", "conjugate", "copy", "imag", "iscomplex", "iscomplexobj",
+    "isreal", "isrealobj", "isscalar", "ndim", "real", "shape", "size",
 ]

@@ -13,12 +13,13 @@ from ...dtypes import DType, to_numpy
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom
+from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import structural as S
 from ...shape_typing import as_accumulating_reduction, as_arg_reduction, as_mean_reduction, as_reduction
 from ...tensor import Tensor, Traced
-from ._core import as_tensor, dtype_error, float_operand, normalize_axes, op, shape_error, wrap
+from ._core import as_tensor, dtype_error, float_operand, inexact_operand, normalize_axes, op, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 Axis = int | type | Sequence[int | type] | None
@@ -140,11 +141,11 @@ def _count(x: AnyTensor, axes: tuple[int, ...]) -> int:
 
 def _in_float(op_name: str, x: Any, dtype: Any) -> Traced[Any]:
     """The operand of a mean or spread: converted to ``dtype`` when given (as NumPy's ``dtype=``: the computation
-    and result type, which must be a float), else a float operand as it is."""
+    and result type, which must be a float or complex), else a float or complex operand as it is."""
     if dtype is None:
-        return float_operand(op_name, x)
+        return inexact_operand(op_name, x)
     target = to_numpy(dtype)
-    if not _dt.is_float(target):
+    if not _dt.is_inexact(target):
         raise dtype_error(op_name, f"{op_name}(..., dtype={_dt.short_name(target)}): dtype must be a float dtype")
     return as_tensor(_accumulator(x, target))
 
@@ -179,7 +180,12 @@ def var(x: AnyTensor, axis: Axis = None, keepdims: bool = False, ddof: float = 0
     t = _in_float("var", x, dtype)
     axes = normalize_axes("var", axis, t)
     centered = E.sub(t.atom, _broadcast_back(as_tensor(mean(t, axes, True)).atom, t.aval.shape, t.aval.dims))
-    squares = _keep(t.atom, _summed(E.mul(centered, centered), axes), axes, keepdims)
+    if _dt.is_complex(centered.aval.dtype):  # |x - mean|², real (NumPy's variance of complex data)
+        re, im = C.real(centered), C.imag(centered)
+        squared = E.add(E.mul(re, re), E.mul(im, im))
+    else:
+        squared = E.mul(centered, centered)
+    squares = _keep(squared, _summed(squared, axes), axes, keepdims)
     return wrap(E.div(squares, E.scalar(builtins.max(_count(t, axes) - ddof, 0), squares)))  # NumPy: never < 0
 
 

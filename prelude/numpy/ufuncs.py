@@ -9,13 +9,13 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
-from ...dtypes import DType, Floating, bool_, to_numpy
-from ...op_signatures import Binary, Comparison, as_binary, as_comparison, as_where
+from ...dtypes import DType, Floating, Inexact, bool_, c64, c128, f32, f64, to_numpy
+from ...op_signatures import Binary, Comparison, as_arithmetic, as_binary, as_comparison, as_where
 from ...shape_typing import FloatUnary
 from ...staging import dtypes as _dt
 from ...staging.builder import _STACK, bind
@@ -23,18 +23,22 @@ from ...staging.errors import StagingError
 from ...staging.ir import Atom, literal
 from ...staging.primitive import Primitive
 from ...staging.source import user_location
+from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
 from ...staging.primitives.autodiff import stop_gradient
 from ...tensor import Tensor, Traced
 from .mathfuncs import _finfo, _in_f32, float_layout
 from ._core import (
-    _named, as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, op, result_dtype, wrap,
+    _named, as_tensor, atom, broadcast_atoms, dtype_error, elementwise_operands, float_operand, inexact_operand, op,
+    result_dtype, wrap,
 )
 
 DT = TypeVar("DT", bound=DType)
 DT2 = TypeVar("DT2", bound=DType)
 FT = TypeVar("FT", bound=Floating)
+IT = TypeVar("IT", bound=Inexact)
 Shape = TypeVarTuple("Shape")
+S = TypeVarTuple("S")
 Operand = Tensor[Any, Unpack[tuple[Any, ...]]] | int | float | bool
 
 
@@ -75,29 +79,29 @@ def _unary(prim: Primitive, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
 # ----------------------------------------------------------------------------------------------- arithmetic
 
 
-@as_binary
+@as_arithmetic
 @op
 def add(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("add", E.add_p, x, y)
 
 
-@as_binary
+@as_arithmetic
 @op
 def subtract(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("subtract", E.sub_p, x, y)
 
 
-@as_binary
+@as_arithmetic
 @op
 def multiply(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     return _binary("multiply", E.mul_p, x, y)
 
 
-@as_binary
+@as_arithmetic
 @op
 def true_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     a, b = elementwise_operands("divide", x, y)
-    if not _dt.is_float(a.aval.dtype):
+    if not _dt.is_inexact(a.aval.dtype):
         raise dtype_error(
             "divide",
             f"true division of {_dt.short_name(a.aval.dtype)} operands: use // for integer division or convert "
@@ -115,6 +119,7 @@ def floor_divide(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]
     """Floor division, as NumPy: integer division by zero gives 0 (without NumPy's warning) and ``min // -1``
     wraps; float division by zero gives ±inf or NaN."""
     a, b = elementwise_operands("floor_divide", x, y)
+    _refuse_complex("floor_divide", a)
     if _dt.is_float(a.aval.dtype):
         # Piecewise constant: no derivative (as JAX), where the formula's division would pass one through at 0.
         return wrap(stop_gradient(_in_f32(_float_floor_divide, a, b)))  # halves in f32, rounded once: NumPy's
@@ -170,7 +175,7 @@ def remainder(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
 mod = remainder
 
 
-@as_binary
+@as_arithmetic
 @op
 def power(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     """``x ** y``. Integer operands: exact with wraparound, as NumPy; a negative exponent gives ``1 // x**-y``
@@ -233,8 +238,15 @@ def positive(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
     return x
 
 
+@overload
+def abs(x: Tensor[c64, Unpack[Shape]]) -> Tensor[f32, Unpack[Shape]]: ...  # noqa: A001 - NumPy's name
+@overload
+def abs(x: Tensor[c128, Unpack[Shape]]) -> Tensor[f64, Unpack[Shape]]: ...  # noqa: A001
+@overload
+def abs(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]: ...  # noqa: A001
 @op
-def abs(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:  # noqa: A001 - NumPy's name
+def abs(x: Tensor[Any, Unpack[Shape]]) -> Tensor[Any, Unpack[Shape]]:  # noqa: A001 - NumPy's name
+    """``|x|``; of a complex tensor, its modulus in the real dtype of its parts (f32 for c64)."""
     return _unary(E.abs_p, x)
 
 
@@ -253,8 +265,8 @@ def square(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
 
 
 @op
-def reciprocal(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = float_operand("reciprocal", x).atom
+def reciprocal(x: Tensor[IT, Unpack[Shape]]) -> Tensor[IT, Unpack[Shape]]:
+    a = inexact_operand("reciprocal", x).atom
     return wrap(E.div(E.scalar(1, a), a))
 
 
@@ -274,15 +286,35 @@ def _float_unary(name: str, prim: Primitive) -> FloatUnary:
     return op(fn)
 
 
-exp = _float_unary("exp", E.exp_p)
-log = _float_unary("log", E.log_p)
-log1p = _float_unary("log1p", E.log1p_p)
-expm1 = _float_unary("expm1", E.expm1_p)
-tanh = _float_unary("tanh", E.tanh_p)
-sin = _float_unary("sin", E.sin_p)
-cos = _float_unary("cos", E.cos_p)
-sqrt = _float_unary("sqrt", E.sqrt_p)
-rsqrt = _float_unary("rsqrt", E.rsqrt_p)
+class InexactUnary(Protocol):
+    """``exp``, ``sqrt``, ...: floating-point or complex in, same type out (an integer tensor is a type error)."""
+
+    def __call__(self, x: Tensor[IT, Unpack[S]]) -> Tensor[IT, Unpack[S]]: ...
+
+
+def _inexact_unary(name: str, prim: Primitive) -> InexactUnary:
+    """A function holomorphic on complex numbers (the principal branch where it has several, as NumPy's)."""
+    inexact = _dt.INEXACT
+
+    def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+        if type(x) is Traced and x.atom.aval.dtype in inexact:  # what ``inexact_operand`` accepts, without its calls
+            return wrap(bind(prim, x.atom))
+        return wrap(bind(prim, inexact_operand(name, x).atom))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` of a floating-point or complex tensor."
+    return op(fn)
+
+
+exp = _inexact_unary("exp", E.exp_p)
+log = _inexact_unary("log", E.log_p)
+log1p = _inexact_unary("log1p", E.log1p_p)
+expm1 = _inexact_unary("expm1", E.expm1_p)
+tanh = _inexact_unary("tanh", E.tanh_p)
+sin = _inexact_unary("sin", E.sin_p)
+cos = _inexact_unary("cos", E.cos_p)
+sqrt = _inexact_unary("sqrt", E.sqrt_p)
+rsqrt = _inexact_unary("rsqrt", E.rsqrt_p)
 rint = _float_unary("rint", E.round_p)  # half to even, as NumPy (which returns floats for integers: refused here)
 
 
@@ -290,7 +322,14 @@ def _rounded(prim: Primitive, x: Any) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
     if type(x) is Traced and x.atom.aval.dtype in _dt.FLOATS:
         return wrap(bind(prim, x.atom))
     a = as_tensor(x).atom
+    _refuse_complex(prim.name, a)
     return wrap(bind(prim, a) if a.aval.dtype in _dt.FLOATS else a)  # integers and bools are already integral
+
+
+def _refuse_complex(name: str, a: Atom) -> None:
+    """Rounding has no meaning NumPy and JAX agree on for complex numbers (NumPy refuses ``floor``)."""
+    if a.aval.dtype in _dt.COMPLEX:
+        raise dtype_error(name, f"{name} needs a real operand, got {a.aval}: round .real and .imag separately")
 
 
 @op
@@ -319,6 +358,7 @@ def round(x: Tensor[DT, Unpack[Shape]], decimals: int = 0) -> Tensor[DT, Unpack[
     t = as_tensor(x)
     if t.aval.dtype == _dt.BOOL:
         raise dtype_error("round", f"round needs a numeric operand, got {t.aval}")
+    _refuse_complex("round", t.atom)
     if not _dt.is_float(t.aval.dtype):
         return wrap(t.atom if decimals >= 0 else _round_integer(t.atom, decimals))
     a = t.atom
@@ -374,8 +414,8 @@ sigmoid = _float_unary("sigmoid", E.logistic_p)
 
 
 @op
-def tan(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
-    a = float_operand("tan", x).atom
+def tan(x: Tensor[IT, Unpack[Shape]]) -> Tensor[IT, Unpack[Shape]]:
+    a = inexact_operand("tan", x).atom
     return wrap(E.div(E.sin(a), E.cos(a)))
 
 
@@ -512,6 +552,8 @@ def logical_not(x: Tensor[bool_, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]
 @op
 def isfinite(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
     a = as_tensor(x).atom
+    if _dt.is_complex(a.aval.dtype):  # both parts finite
+        return wrap(bind(E.and_p, bind(E.is_finite_p, C.real(a)), bind(E.is_finite_p, C.imag(a))))
     if not _dt.is_float(a.aval.dtype):
         return wrap(bind(E.eq_p, a, a))
     return wrap(bind(E.is_finite_p, a))
@@ -526,11 +568,17 @@ def isnan(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
 @op
 def isinf(x: Tensor[DT, Unpack[Shape]]) -> Tensor[bool_, Unpack[Shape]]:
     a = as_tensor(x).atom
+    if _dt.is_complex(a.aval.dtype):  # either part infinite (NumPy's answer, even beside a NaN part)
+        return wrap(bind(E.or_p, _isinf_real(C.real(a)), _isinf_real(C.imag(a))))
     if not _dt.is_float(a.aval.dtype):
         return wrap(bind(E.ne_p, a, a))
+    return wrap(_isinf_real(a))
+
+
+def _isinf_real(a: Atom) -> Atom:
     finite = bind(E.is_finite_p, a)
     not_nan = bind(E.eq_p, a, a)
-    return wrap(bind(E.and_p, bind(E.not_p, finite), not_nan))
+    return bind(E.and_p, bind(E.not_p, finite), not_nan)  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------------------------- selection, dtypes

@@ -1,6 +1,7 @@
 """Every primitive, grouped by family; importing this package registers them all."""
 
 from . import elementwise, linalg, reductions, structural
+from . import complex_parts  # real, imag, conj, complex
 from . import autodiff  # after the families its rules build on
 from . import sorting
 from . import gather_scatter, slicing
@@ -10,5 +11,6 @@ from . import decompositions  # cholesky, triangular_solve, qr, eigh
 from . import svd  # after decompositions, whose helpers it uses
 from . import convolution  # conv_general_dilated
 from . import remat  # checkpoint_call, optimization_barrier
+from . import fft  # after complex_parts, whose rules it uses
 
-__all__ = ["autodiff", "collectives", "control_flow", "convolution", "decompositions", "elementwise", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "elementwise", "fft", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]

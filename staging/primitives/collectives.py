@@ -81,9 +81,9 @@ def _make_all_reduce(name: str, allowed: frozenset[Any], what: str, reduce: Any)
     return prim
 
 
-psum_p = _make_all_reduce("psum", E.NUMERIC, "numeric", R.reduce_sum)
-pmax_p = _make_all_reduce("pmax", E.ANY, "numeric or bool", R.reduce_max)
-pmin_p = _make_all_reduce("pmin", E.ANY, "numeric or bool", R.reduce_min)
+psum_p = _make_all_reduce("psum", E.ARITHMETIC, "numeric", R.reduce_sum)
+pmax_p = _make_all_reduce("pmax", E.ANY, E.ORDERED, R.reduce_max)
+pmin_p = _make_all_reduce("pmin", E.ANY, E.ORDERED, R.reduce_min)
 
 
 def _bind_psum(x: Atom, axis_name: str, axis_size: int) -> Atom:
@@ -333,7 +333,7 @@ def psum(x: Atom, axis_name: str) -> Atom:
 
 def pmean(x: Atom, axis_name: str) -> Atom:
     size = lookup(axis_name, "pmean").size
-    if not dtypes.is_float(x.aval.dtype):
+    if not dtypes.is_inexact(x.aval.dtype):
         raise DTypeError(
             f"needs a floating-point operand (the mean of integers is not an integer), got {x.aval}",
             "pmean",

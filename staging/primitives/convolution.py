@@ -89,7 +89,7 @@ def _conv_shape(
     lhs: Aval, rhs: Aval, *, window_strides: tuple[int, ...], padding: Pairs, lhs_dilation: tuple[int, ...],
     rhs_dilation: tuple[int, ...], dimension_numbers: ConvDims, feature_group_count: int, batch_group_count: int,
 ) -> Aval:
-    check_dtype(OP, lhs, E.NUMERIC, "numeric")
+    check_dtype(OP, lhs, E.NUMERIC, "real numeric")
     same_dtype(OP, (lhs, rhs))
     dn = dimension_numbers
     if not isinstance(dn, ConvDims):

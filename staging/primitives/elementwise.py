@@ -26,11 +26,19 @@ FLOAT: frozenset[np.dtype[Any]] = dtypes.FLOATS
 NUMERIC: frozenset[np.dtype[Any]] = dtypes.FLOATS | dtypes.INTEGERS
 INTEGRAL: frozenset[np.dtype[Any]] = dtypes.INTEGERS | {dtypes.BOOL}
 ANY: frozenset[np.dtype[Any]] = NUMERIC | {dtypes.BOOL}
+# Complex numbers join only where the operation means the same for them; ordering, rounding, remainders and
+# the real-only functions refuse them at their dtype rule (NumPy orders complex numbers lexicographically).
+INEXACT: frozenset[np.dtype[Any]] = dtypes.INEXACT
+ARITHMETIC: frozenset[np.dtype[Any]] = NUMERIC | dtypes.COMPLEX
+EQUATABLE: frozenset[np.dtype[Any]] = ANY | dtypes.COMPLEX
+ORDERED = "real numeric or bool (complex numbers have no order)"
+REAL_FLOAT = "real floating-point"
+INEXACT_WHAT = "floating-point or complex"
 
 # ----------------------------------------------------------------------------------------------- helpers
 
 
-def scalar(value: float | int | bool, like: Atom | Aval) -> Atom:
+def scalar(value: complex, like: Atom | Aval) -> Atom:  # (int, float and bool are complex to the checker)
     aval = like if isinstance(like, Aval) else like.aval
     return literal(value, aval.dtype)
 
@@ -106,7 +114,7 @@ def bilinear_jvp(prim: Primitive) -> Any:
     def rule(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
         lhs, rhs = primals
         tl, tr = tangents
-        if not dtypes.is_float(outs[0].aval.dtype):
+        if not dtypes.is_inexact(outs[0].aval.dtype):
             return (Zero(outs[0].aval),)
         left: MaybeZero = Zero(outs[0].aval) if isinstance(tl, Zero) else bind(prim, tl, rhs, **params)
         right: MaybeZero = Zero(outs[0].aval) if isinstance(tr, Zero) else bind(prim, lhs, tr, **params)
@@ -128,14 +136,14 @@ def _binary(name: str, allowed: frozenset[Any], what: str) -> Primitive:
 
 # ----------------------------------------------------------------------------------------- arithmetic
 
-add_p = _binary("add", NUMERIC, "numeric")
-sub_p = _binary("sub", NUMERIC, "numeric")
-mul_p = _binary("mul", NUMERIC, "numeric")
-div_p = _binary("div", NUMERIC, "numeric")
-rem_p = _binary("rem", NUMERIC, "numeric")
-pow_p = _binary("pow", FLOAT, "floating-point")
-max_p = _binary("max", ANY, "numeric or bool")
-min_p = _binary("min", ANY, "numeric or bool")
+add_p = _binary("add", ARITHMETIC, "numeric")
+sub_p = _binary("sub", ARITHMETIC, "numeric")
+mul_p = _binary("mul", ARITHMETIC, "numeric")
+div_p = _binary("div", ARITHMETIC, "numeric")
+rem_p = _binary("rem", NUMERIC, "real numeric")
+pow_p = _binary("pow", INEXACT, "floating-point or complex")
+max_p = _binary("max", ANY, ORDERED)
+min_p = _binary("min", ANY, ORDERED)
 
 
 def add(x: Atom, y: Atom) -> Atom:
@@ -301,7 +309,7 @@ def _max_min_rule() -> tuple[Callable[..., Any], Callable[..., Any]]:
 
     def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
         out = outs[0]
-        if not dtypes.is_float(out.aval.dtype):
+        if not dtypes.is_float(out.aval.dtype):  # (complex operands are refused by the dtype rule)
             return (Zero(out.aval),)
         wx, wy = weights(primals[0], primals[1], out)
         tx = tangents[0] if is_zero(tangents[0]) else _as_shaped(tangents[0], out)  # type: ignore[arg-type]
@@ -317,7 +325,7 @@ def _max_min_rule() -> tuple[Callable[..., Any], Callable[..., Any]]:
 
 max_p.jvp, max_p.vjp = min_p.jvp, min_p.vjp = _max_min_rule()  # both follow the operand equal to the result
 
-atan2_p = _binary("atan2", FLOAT, "floating-point")
+atan2_p = _binary("atan2", FLOAT, REAL_FLOAT)
 
 
 def atan2(x: Atom, y: Atom) -> Atom:
@@ -359,13 +367,14 @@ def _unary(name: str, allowed: frozenset[Any], what: str, deriv: Callable[[Atom,
 
     def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
         (t,) = tangents
-        if deriv is None or is_zero(t) or not dtypes.is_float(outs[0].aval.dtype):
+        if deriv is None or is_zero(t) or not dtypes.is_inexact(outs[0].aval.dtype):
             return (Zero(outs[0].aval),)
         return (mul(t, deriv(primals[0], outs[0])),)  # type: ignore[arg-type]
 
     def vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
         (ct,) = cts
-        if deriv is None or isinstance(ct, Zero) or outs[0].aval.dtype not in FLOAT:  # (is_zero, is_float)
+        # (is_zero, is_inexact). A holomorphic derivative is a complex multiplication, its own transpose.
+        if deriv is None or isinstance(ct, Zero) or outs[0].aval.dtype not in INEXACT:
             return (Zero(primals[0].aval),)
         return (mul(ct, deriv(primals[0], outs[0])),)
 
@@ -374,13 +383,13 @@ def _unary(name: str, allowed: frozenset[Any], what: str, deriv: Callable[[Atom,
     return prim
 
 
-neg_p = _unary("neg", NUMERIC, "numeric", None)  # linear: its rules below negate the tangent or cotangent
+neg_p = _unary("neg", ARITHMETIC, "numeric", None)  # linear: its rules below negate the tangent or cotangent
 
 
 @neg_p.def_jvp
 def _neg_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
     (t,) = tangents
-    if is_zero(t) or not dtypes.is_float(outs[0].aval.dtype):
+    if is_zero(t) or not dtypes.is_inexact(outs[0].aval.dtype):
         return (Zero(outs[0].aval),)
     return (neg(t),)  # type: ignore[arg-type]
 
@@ -388,38 +397,67 @@ def _neg_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Seque
 @neg_p.def_vjp
 def _neg_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
     (ct,) = cts
-    if isinstance(ct, Zero) or outs[0].aval.dtype not in FLOAT:
+    if isinstance(ct, Zero) or outs[0].aval.dtype not in INEXACT:
         return (Zero(primals[0].aval),)
     return (neg(ct),)
 
 
 # Rank-0 constants broadcast inside ``sub``, ``div`` and ``mul`` (one equation where ``full_like`` would add a
 # broadcast_in_dim); the result takes the shaped operand's shape and dim names either way.
-exp_p = _unary("exp", FLOAT, "floating-point", lambda x, y: y)
-log_p = _unary("log", FLOAT, "floating-point", lambda x, y: div(scalar(1, x), x))
-log1p_p = _unary("log1p", FLOAT, "floating-point", lambda x, y: div(scalar(1, x), add(x, scalar(1, x))))
-expm1_p = _unary("expm1", FLOAT, "floating-point", lambda x, y: exp(x))  # not y + 1: that underflows to 0
-tanh_p = _unary("tanh", FLOAT, "floating-point", lambda x, y: sub(scalar(1, y), mul(y, y)))
-logistic_p = _unary("logistic", FLOAT, "floating-point", lambda x, y: mul(y, sub(scalar(1, y), y)))
-sin_p = _unary("sin", FLOAT, "floating-point", lambda x, y: cos(x))
-cos_p = _unary("cos", FLOAT, "floating-point", lambda x, y: neg(sin(x)))
-sqrt_p = _unary("sqrt", FLOAT, "floating-point", lambda x, y: div(scalar(0.5, y), y))
-rsqrt_p = _unary("rsqrt", FLOAT, "floating-point", lambda x, y: mul(scalar(-0.5, y), div(y, x)))
-abs_p = _unary("abs", NUMERIC, "numeric", lambda x, y: sign(x))
-sign_p = _unary("sign", NUMERIC, "numeric", None)
-floor_p = _unary("floor", FLOAT, "floating-point", None)
-ceil_p = _unary("ceil", FLOAT, "floating-point", None)
-round_p = _unary("round", FLOAT, "floating-point", None)  # half to even, as NumPy
+exp_p = _unary("exp", INEXACT, INEXACT_WHAT, lambda x, y: y)
+log_p = _unary("log", INEXACT, INEXACT_WHAT, lambda x, y: div(scalar(1, x), x))
+log1p_p = _unary("log1p", INEXACT, INEXACT_WHAT, lambda x, y: div(scalar(1, x), add(x, scalar(1, x))))
+expm1_p = _unary("expm1", INEXACT, INEXACT_WHAT, lambda x, y: exp(x))  # not y + 1: that underflows to 0
+tanh_p = _unary("tanh", INEXACT, INEXACT_WHAT, lambda x, y: sub(scalar(1, y), mul(y, y)))
+logistic_p = _unary("logistic", INEXACT, INEXACT_WHAT, lambda x, y: mul(y, sub(scalar(1, y), y)))
+sin_p = _unary("sin", INEXACT, INEXACT_WHAT, lambda x, y: cos(x))
+cos_p = _unary("cos", INEXACT, INEXACT_WHAT, lambda x, y: neg(sin(x)))
+sqrt_p = _unary("sqrt", INEXACT, INEXACT_WHAT, lambda x, y: div(scalar(0.5, y), y))
+rsqrt_p = _unary("rsqrt", INEXACT, INEXACT_WHAT, lambda x, y: mul(scalar(-0.5, y), div(y, x)))
+abs_p = _unary("abs", ARITHMETIC, "numeric", lambda x, y: sign(x))  # complex |z|: real, its rules below
+_real_abs_jvp, _real_abs_vjp = abs_p.jvp, abs_p.vjp
+
+
+@abs_p.def_shape
+def _abs_shape(x: Aval) -> Aval:
+    check_dtype("abs", x, ARITHMETIC, "numeric")
+    return x.with_dtype(dtypes.real_dtype(x.dtype)) if x.dtype in dtypes.COMPLEX else x
+
+
+@abs_p.def_jvp
+def _abs_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    (z,), (t,) = primals, tangents
+    if z.aval.dtype not in dtypes.COMPLEX:
+        return _real_abs_jvp(primals, tangents, outs)  # type: ignore[misc]
+    from .complex_parts import abs_jvp
+
+    return (Zero(outs[0].aval) if is_zero(t) else abs_jvp(z, t, outs[0]),)  # type: ignore[arg-type]
+
+
+@abs_p.def_vjp
+def _abs_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+    (z,), (ct,) = primals, cts
+    if z.aval.dtype not in dtypes.COMPLEX:
+        return _real_abs_vjp(cts, primals, outs, wants)  # type: ignore[misc]
+    from .complex_parts import abs_vjp
+
+    return (Zero(z.aval) if isinstance(ct, Zero) else abs_vjp(z, ct, outs[0]),)
+
+# sign of a complex z is z / |z|, not piecewise constant: refused rather than given a zero derivative.
+sign_p = _unary("sign", NUMERIC, "real numeric", None)
+floor_p = _unary("floor", FLOAT, REAL_FLOAT, None)
+ceil_p = _unary("ceil", FLOAT, REAL_FLOAT, None)
+round_p = _unary("round", FLOAT, REAL_FLOAT, None)  # half to even, as NumPy
 # 1 / (3 y²) as y⁻² / 3: differentiating ``mul(y, y)`` at 0 would meet the infinite outer slope as ``inf * 0``.
-cbrt_p = _unary("cbrt", FLOAT, "floating-point", lambda x, y: mul(integer_pow(y, -2), scalar(1 / 3, y)))
+cbrt_p = _unary("cbrt", FLOAT, REAL_FLOAT, lambda x, y: mul(integer_pow(y, -2), scalar(1 / 3, y)))
 # erf and its inverse: XLA expands them (CHLO ops) into rational approximations per dtype. Measured against SciPy:
 # erf within 4.3 ulps in f32 and 2 in f64; erf_inv within 7 ulps in f32 and 21 in f64 on |x| <= 0.999, but
 # only to ~1e-10 relative in f64 as |x| -> 1 (1 - 1e-8: 5e5 ulps). A composition of other primitives would need
 # many more equations to do as well in f64.
 erf_p = _unary(
-    "erf", FLOAT, "floating-point", lambda x, y: mul(scalar(2 / np.sqrt(np.pi), x), exp(neg(mul(x, x))))
+    "erf", FLOAT, REAL_FLOAT, lambda x, y: mul(scalar(2 / np.sqrt(np.pi), x), exp(neg(mul(x, x))))
 )
-erf_inv_p = _unary("erf_inv", FLOAT, "floating-point", lambda x, y: mul(scalar(np.sqrt(np.pi) / 2, y), exp(mul(y, y))))
+erf_inv_p = _unary("erf_inv", FLOAT, REAL_FLOAT, lambda x, y: mul(scalar(np.sqrt(np.pi) / 2, y), exp(mul(y, y))))
 
 
 def neg(x: Atom) -> Atom:
@@ -472,9 +510,9 @@ integer_pow_p = Primitive("integer_pow")
 
 @integer_pow_p.def_shape
 def _integer_pow_shape(x: Aval, *, y: int) -> Aval:
-    check_dtype("integer_pow", x, NUMERIC, "numeric")
-    if y < 0 and not dtypes.is_float(x.dtype):
-        raise DTypeError(f"negative exponent {y} needs a floating-point operand, got {x}", "integer_pow")
+    check_dtype("integer_pow", x, ARITHMETIC, "numeric")
+    if y < 0 and not dtypes.is_inexact(x.dtype):
+        raise DTypeError(f"negative exponent {y} needs a floating-point or complex operand, got {x}", "integer_pow")
     return x
 
 
@@ -493,7 +531,7 @@ def _integer_pow_deriv(x: Atom, y: int) -> Atom:
 @integer_pow_p.def_jvp
 def _integer_pow_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, y: int) -> Any:
     (t,) = tangents
-    if is_zero(t) or not dtypes.is_float(outs[0].aval.dtype):
+    if is_zero(t) or not dtypes.is_inexact(outs[0].aval.dtype):
         return (Zero(outs[0].aval),)
     return (mul(t, _integer_pow_deriv(primals[0], y)),)  # type: ignore[arg-type]
 
@@ -501,7 +539,7 @@ def _integer_pow_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], out
 @integer_pow_p.def_vjp
 def _integer_pow_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, *, y: int) -> Any:
     (ct,) = cts
-    if is_zero(ct) or not dtypes.is_float(primals[0].aval.dtype):
+    if is_zero(ct) or not dtypes.is_inexact(primals[0].aval.dtype):
         return (Zero(primals[0].aval),)
     return (mul(ct, _integer_pow_deriv(primals[0], y)),)  # type: ignore[arg-type]
 
@@ -528,17 +566,17 @@ def _nondifferentiable(name: str, allowed: frozenset[Any], what: str, out_bool: 
     return prim
 
 
-eq_p = _nondifferentiable("eq", ANY, "numeric or bool", True)
-ne_p = _nondifferentiable("ne", ANY, "numeric or bool", True)
-lt_p = _nondifferentiable("lt", ANY, "numeric or bool", True)
-le_p = _nondifferentiable("le", ANY, "numeric or bool", True)
-gt_p = _nondifferentiable("gt", ANY, "numeric or bool", True)
-ge_p = _nondifferentiable("ge", ANY, "numeric or bool", True)
+eq_p = _nondifferentiable("eq", EQUATABLE, "numeric or bool", True)
+ne_p = _nondifferentiable("ne", EQUATABLE, "numeric or bool", True)
+lt_p = _nondifferentiable("lt", ANY, ORDERED, True)
+le_p = _nondifferentiable("le", ANY, ORDERED, True)
+gt_p = _nondifferentiable("gt", ANY, ORDERED, True)
+ge_p = _nondifferentiable("ge", ANY, ORDERED, True)
 and_p = _nondifferentiable("and", INTEGRAL, "integer or bool", False)
 or_p = _nondifferentiable("or", INTEGRAL, "integer or bool", False)
 xor_p = _nondifferentiable("xor", INTEGRAL, "integer or bool", False)
 not_p = _nondifferentiable("not", INTEGRAL, "integer or bool", False)
-is_finite_p = _nondifferentiable("is_finite", FLOAT, "floating-point", True)
+is_finite_p = _nondifferentiable("is_finite", FLOAT, REAL_FLOAT, True)
 shift_left_p = _nondifferentiable("shift_left", dtypes.INTEGERS, "integer", False)
 shift_right_logical_p = _nondifferentiable("shift_right_logical", dtypes.INTEGERS, "integer", False)
 
@@ -578,7 +616,7 @@ def _select_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Se
     pred = primals[0]
     _, tt, tf = tangents
     out = outs[0]
-    if (is_zero(tt) and is_zero(tf)) or not dtypes.is_float(out.aval.dtype):
+    if (is_zero(tt) and is_zero(tf)) or not dtypes.is_inexact(out.aval.dtype):
         return (Zero(out.aval),)
     return (select(pred, _as_shaped(S.instantiate(tt), out), _as_shaped(S.instantiate(tf), out)),)
 
@@ -587,7 +625,7 @@ def _select_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Se
 def _select_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
     (ct,) = cts
     pred, on_true, on_false = primals
-    if isinstance(ct, Zero) or not dtypes.is_float(outs[0].aval.dtype):
+    if isinstance(ct, Zero) or not dtypes.is_inexact(outs[0].aval.dtype):
         return (None, Zero(on_true.aval), Zero(on_false.aval))
     zero = S.full_like(ct, 0)
     ct_true = _unbroadcast_scalar(select(pred, ct, zero), on_true) if wants[1] else Zero(on_true.aval)
@@ -604,7 +642,7 @@ clamp_p = Primitive("clamp")
 
 @clamp_p.def_shape
 def _clamp_shape(lo: Aval, x: Aval, hi: Aval) -> Aval:
-    check_dtype("clamp", x, NUMERIC, "numeric")
+    check_dtype("clamp", x, NUMERIC, ORDERED)
     same_dtype("clamp", (lo, x, hi))
     for bound in (lo, hi):
         if bound.ndim not in (0, x.ndim) or (bound.ndim and bound.shape != x.shape):
@@ -662,6 +700,10 @@ convert_p = Primitive("convert")
 
 @convert_p.def_shape
 def _convert_shape(x: Aval, *, new_dtype: np.dtype[Any]) -> Aval:
+    if x.dtype in dtypes.COMPLEX and new_dtype not in dtypes.COMPLEX and new_dtype != dtypes.BOOL:
+        # NumPy drops the imaginary part with a warning; a silent loss here, so the user says which part.
+        raise DTypeError(f"cannot convert complex {x} to {dtypes.short_name(new_dtype)}: take .real, .imag or abs() "
+                         "first", "convert")
     return x.with_dtype(new_dtype)
 
 
@@ -674,7 +716,7 @@ def convert(x: Atom, new_dtype: np.dtype[Any]) -> Atom:
 @convert_p.def_jvp
 def _convert_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, new_dtype: Any) -> Any:
     (t,) = tangents
-    if is_zero(t) or not (dtypes.is_float(new_dtype) and dtypes.is_float(primals[0].aval.dtype)):
+    if is_zero(t) or not (dtypes.is_inexact(new_dtype) and dtypes.is_inexact(primals[0].aval.dtype)):
         return (Zero(outs[0].aval),)
     return (convert(t, new_dtype),)  # type: ignore[arg-type]
 
@@ -683,8 +725,12 @@ def _convert_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: S
 def _convert_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, *, new_dtype: Any) -> Any:
     (ct,) = cts
     x = primals[0]
-    if is_zero(ct) or not (dtypes.is_float(new_dtype) and dtypes.is_float(x.aval.dtype)):
+    if is_zero(ct) or not (dtypes.is_inexact(new_dtype) and dtypes.is_inexact(x.aval.dtype)):
         return (Zero(x.aval),)
+    if new_dtype in dtypes.COMPLEX and x.aval.dtype not in dtypes.COMPLEX:  # real -> complex: Re(ct t) = Re(ct) t
+        from .complex_parts import real
+
+        ct = real(ct)  # type: ignore[arg-type]
     return (convert(ct, x.aval.dtype),)  # type: ignore[arg-type]
 
 
@@ -697,6 +743,9 @@ bitcast_convert_p = Primitive("bitcast_convert", differentiable=False)
 
 @bitcast_convert_p.def_shape
 def _bitcast_shape(x: Aval, *, new_dtype: np.dtype[Any]) -> Aval:
+    if dtypes.COMPLEX & {x.dtype, new_dtype}:
+        raise DTypeError(f"bitcast_convert: complex {dtypes.short_name(x.dtype)} -> {dtypes.short_name(new_dtype)} "
+                         "has no bit layout to reinterpret (take .real and .imag)", "bitcast_convert")
     if x.dtype.itemsize != new_dtype.itemsize or dtypes.BOOL in (x.dtype, new_dtype):
         raise DTypeError(f"bitcast_convert: {dtypes.short_name(x.dtype)} and {dtypes.short_name(new_dtype)} differ in "
                          "width (bool has none)", "bitcast_convert")

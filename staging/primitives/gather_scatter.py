@@ -238,8 +238,12 @@ def _scatter_shape(
     dn = dimension_numbers
     if combiner not in COMBINERS:
         raise ShapeError(f"unknown combiner {combiner!r}; expected one of {COMBINERS}", "scatter")
-    check_dtype(op, operand, E.NUMERIC if combiner in ("add", "mul") else E.ANY,
-                "numeric" if combiner in ("add", "mul") else "numeric or bool")
+    if combiner in ("add", "mul"):
+        check_dtype(op, operand, E.ARITHMETIC, "numeric")
+    elif combiner in ("min", "max"):
+        check_dtype(op, operand, E.ANY, E.ORDERED)
+    else:
+        check_dtype(op, operand, E.EQUATABLE, "numeric or bool")
     if updates.dtype != operand.dtype:
         raise DTypeError(f"updates {updates} must have the dtype of the operand {operand}", op)
     batch_axes, length = _index_batch_axes(indices, dn.index_vector_dim, op)
@@ -367,7 +371,7 @@ def _scatter_jvp(
     t_op, t_upd = tangents[0], tangents[2]
     out = outs[0]
     dn = dimension_numbers
-    if (is_zero(t_op) and is_zero(t_upd)) or not dtypes.is_float(out.aval.dtype):
+    if (is_zero(t_op) and is_zero(t_upd)) or not dtypes.is_inexact(out.aval.dtype):
         return (Zero(out.aval),)
     if combiner == "add":
         return (scatter(S.instantiate(t_op), indices, S.instantiate(t_upd), dn, "add"),)
@@ -398,7 +402,7 @@ def _scatter_vjp(
     operand, indices, updates = primals
     out = outs[0]
     dn = dimension_numbers
-    if isinstance(ct, Zero) or not dtypes.is_float(out.aval.dtype):
+    if isinstance(ct, Zero) or not dtypes.is_inexact(out.aval.dtype):
         return (Zero(operand.aval), None, Zero(updates.aval))
     inside = _in_bounds(indices, operand.aval, updates.aval, dn)
     if combiner == "add":

@@ -34,7 +34,7 @@ def _free_axes(ndim: int, contracting: Sequence[int], batch: Sequence[int]) -> l
 @memoized_shape_rule  # runs for every dot staged
 def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims) -> Aval:
     op = "dot_general"
-    check_dtype(op, lhs, E.NUMERIC, "numeric")
+    check_dtype(op, lhs, E.ARITHMETIC, "numeric")
     same_dtype(op, (lhs, rhs))
     (lc, rc), (lb, rb) = contracting, batch
     if len(lc) != len(rc) or len(lb) != len(rb):
@@ -150,7 +150,8 @@ def _dot_general_vjp(
 ) -> Any:
     (ct,) = cts
     lhs, rhs = primals
-    if isinstance(ct, Zero) or not dtypes.is_float(lhs.aval.dtype):
+    # Bilinear: the transposes need no conjugation (JAX's convention, see complex_parts)
+    if isinstance(ct, Zero) or not dtypes.is_inexact(lhs.aval.dtype):
         return (Zero(lhs.aval), Zero(rhs.aval))
     ct_lhs = _cotangent_for(ct, lhs.aval, rhs, True, contracting, batch) if wants[0] else Zero(lhs.aval)
     ct_rhs = _cotangent_for(ct, rhs.aval, lhs, False, contracting, batch) if wants[1] else Zero(rhs.aval)

@@ -56,10 +56,10 @@ def _make_reduce(name: str, allowed: frozenset[Any], what: str) -> Primitive:
     return prim
 
 
-reduce_sum_p = _make_reduce("reduce_sum", E.NUMERIC, "numeric")
-reduce_max_p = _make_reduce("reduce_max", E.ANY, "numeric or bool")
-reduce_min_p = _make_reduce("reduce_min", E.ANY, "numeric or bool")
-reduce_prod_p = _make_reduce("reduce_prod", E.NUMERIC, "numeric")
+reduce_sum_p = _make_reduce("reduce_sum", E.ARITHMETIC, "numeric")
+reduce_max_p = _make_reduce("reduce_max", E.ANY, E.ORDERED)
+reduce_min_p = _make_reduce("reduce_min", E.ANY, E.ORDERED)
+reduce_prod_p = _make_reduce("reduce_prod", E.ARITHMETIC, "numeric")
 
 
 def reduce_sum(x: Atom, axes: Sequence[int]) -> Atom:
@@ -140,7 +140,7 @@ def _prod_partials(x: Atom, out: Atom, axes: tuple[int, ...]) -> Atom:
 @reduce_prod_p.def_jvp
 def _prod_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, axes: Any) -> Any:
     (t,) = tangents
-    if isinstance(t, Zero) or not dtypes.is_float(outs[0].aval.dtype):
+    if isinstance(t, Zero) or not dtypes.is_inexact(outs[0].aval.dtype):
         return (Zero(outs[0].aval),)
     return (reduce_sum(E.mul(t, _prod_partials(primals[0], outs[0], axes)), axes),)
 
@@ -149,7 +149,7 @@ def _prod_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequ
 def _prod_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Any, *, axes: Any) -> Any:
     (ct,) = cts
     x = primals[0]
-    if isinstance(ct, Zero) or not dtypes.is_float(x.aval.dtype):
+    if isinstance(ct, Zero) or not dtypes.is_inexact(x.aval.dtype):
         return (Zero(x.aval),)
     return (E.mul(_expand_back(ct, x.aval, axes), _prod_partials(x, outs[0], axes)),)
 
@@ -162,7 +162,7 @@ def _make_arg_reduce(name: str) -> Primitive:
 
     @prim.def_shape
     def shape(x: Aval, *, axis: int, index_dtype: np.dtype[Any]) -> Aval:
-        check_dtype(name, x, E.NUMERIC | {dtypes.BOOL}, "numeric or bool")
+        check_dtype(name, x, E.NUMERIC | {dtypes.BOOL}, E.ORDERED)
         if not dtypes.is_integer(index_dtype):
             raise DTypeError(f"index dtype must be an integer type, got {index_dtype}", name)
         if x.ndim == 0 or x.shape[axis] == 0:

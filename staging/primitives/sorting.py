@@ -29,7 +29,7 @@ def _sort_shape(*operands: Aval, dimension: int) -> tuple[Aval, ...]:
     if not operands:
         raise ShapeError("sort needs at least one operand", "sort")
     first = operands[0]
-    check_dtype("sort", first, E.ANY, "numeric or bool")
+    check_dtype("sort", first, E.ANY, E.ORDERED)
     if any(op.shape != first.shape for op in operands):
         raise ShapeError(f"operands must have one shape, got {describe(operands)}", "sort")
     if not 0 <= dimension < first.ndim:
@@ -49,7 +49,7 @@ def positions(aval: Aval, dimension: int) -> Atom:
 
 @sort_p.def_jvp
 def _sort_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, dimension: int) -> Any:
-    moving = [i for i, t in enumerate(tangents) if not is_zero(t) and dtypes.is_float(primals[i].aval.dtype)]
+    moving = [i for i, t in enumerate(tangents) if not is_zero(t) and dtypes.is_inexact(primals[i].aval.dtype)]
     result: list[MaybeZero] = [Zero(o.aval) for o in outs]
     if not moving:
         return tuple(result)
@@ -63,7 +63,7 @@ def _sort_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequ
 def _sort_vjp(
     cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *, dimension: int
 ) -> Any:
-    needed = [i for i, ct in enumerate(cts) if wants[i] and not is_zero(ct) and dtypes.is_float(primals[i].aval.dtype)]
+    needed = [i for i, ct in enumerate(cts) if wants[i] and not is_zero(ct) and dtypes.is_inexact(primals[i].aval.dtype)]
     result: list[MaybeZero] = [Zero(p.aval) for p in primals]
     if not needed:
         return tuple(result)

@@ -254,7 +254,7 @@ def moveaxis(x: Atom, source: int, destination: int) -> Atom:
     return transpose(x, order)
 
 
-def full_like(x: Atom | Aval, value: float | int | bool) -> Atom:
+def full_like(x: Atom | Aval, value: complex) -> Atom:  # (int, float and bool are complex to the checker)
     """A tensor of ``value`` with the shape, dtype and dim names of ``x``."""
     aval = x if isinstance(x, Aval) else x.aval
     return broadcast_in_dim(literal(value, aval.dtype), aval.shape, (), aval.dims)

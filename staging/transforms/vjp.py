@@ -49,7 +49,7 @@ def vjp_emit(
     """
     # Keyed by the graph's atoms themselves (they hash by identity); a literal is never in ``env`` or ``active``.
     env: dict[Atom, Atom] = dict(zip(graph.inputs, primals, strict=True))
-    floats = dtypes.FLOATS  # ``has_tangent``, inlined below
+    floats = dtypes.INEXACT  # ``has_tangent``, inlined below
     active: set[Atom] = {
         var for var, want in zip(graph.inputs, wants, strict=True) if want and var.aval.dtype in floats
     }
