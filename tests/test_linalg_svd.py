@@ -199,7 +199,7 @@ def test_bad_inputs_raise_clear_errors() -> None:
         LA.svd(np.ones(3))
     with pytest.raises(TypeError, match="floating-point"):
         LA.svd(np.ones((2, 2), np.int32))
-    with pytest.raises(TypeError, match="must be bools"):
+    with pytest.raises(TypeError, match="full_matrices must be a bool"):
         LA.svd(np.ones((2, 2)), full_matrices="yes")  # type: ignore[call-overload]
     with pytest.raises(ShapeError, match="b must have shape"):
         LA.lstsq(np.ones((3, 2)), np.ones(4))

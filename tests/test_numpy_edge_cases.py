@@ -269,3 +269,29 @@ def test_average_takes_weights_along_a_tuple_of_axes() -> None:
             np.testing.assert_allclose(np.asarray(g), e, rtol=1e-5, atol=1e-6)
     with pytest.raises(ts.ShapeError, match=r"average: weights along axis must have the sizes \(2, 4\) of axes"):
         tnp.average(x, axis=(0, 2), weights=np.ones((4, 2), np.float32))
+
+
+def test_a_dtype_in_keepdims_place_is_refused() -> None:
+    # was: tnp.sum(x, 0, np.float32) (NumPy's positional dtype) silently meant keepdims=True
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for reduce in (tnp.sum, tnp.mean, tnp.nansum, tnp.max):
+        with pytest.raises(TypeError, match=f"(?s)keepdims must be a bool, got .*float32.*dtype=.*{THIS_FILE}"):
+            reduce(x, 0, np.float32)
+        with pytest.raises(TypeError, match=f"(?s)keepdims must be a bool, got .*float32.*{THIS_FILE}"):
+            ts.program(lambda v: reduce(v, 0, np.float32))(x)  # noqa: B023
+        assert reduce(x, 0, True).shape == (1, 3) and reduce(x, 0, keepdims=np.True_).shape == (1, 3)
+
+
+def test_settings_given_as_numpy_or_concrete_arrays() -> None:
+    # was: staged as runtime inputs eagerly, then refused ("must be a static Python int", "got Traced<i64[]>")
+    x = np.arange(12, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(tnp.tri(np.array(3))), np.tri(np.array(3)))
+    np.testing.assert_array_equal(np.asarray(tnp.diag(np.ones((3, 3)), k=tnp.asarray(1))), np.ones(2))
+    assert tnp.reshape(x, np.array([4, 3])).shape == (4, 3)
+    assert ts.program(lambda v: tnp.reshape(v, np.array([3, 4])))(x).shape == (3, 4)
+    assert [a.shape for a in tnp.split(x, np.array([1, 3]))] == [(1,), (2,), (9,)]
+    np.testing.assert_array_equal(np.asarray(tnp.partition(x[::-1], np.array([1, 3])))[:4], np.arange(4))
+    np.testing.assert_allclose(np.asarray(tnp.hanning(np.array(5))), np.hanning(5), atol=1e-7)
+    assert tnp.zeros(np.array([2, 3])).shape == (2, 3) and tnp.ones(tnp.asarray(3)).shape == (3,)
+    assert ts.program(lambda v: tnp.zeros(np.array([2, 3])) + v)(x[:3]).shape == (2, 3)
+    assert tnp.full(np.array([2]), 1.5).shape == (2,) and tnp.arange(np.array(4)).shape == (4,)

@@ -7,13 +7,14 @@ import functools
 import inspect
 import math
 import operator
+import sys
 import typing
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, NamedTuple, TypeAlias, TypeVar, cast
 
 import numpy as np
 
-from ...array import as_host_array
+from ...array import Array, as_host_array
 from ...dims import Dim
 from ...program import Program
 from ...staging import dtypes as _dt
@@ -34,16 +35,24 @@ def op(fn: F) -> F:
     signature (every non-array argument is static) and run."""
     eager = Program(fn, scalars_dynamic=False, check_annotations=False, name=fn.__name__)
     name = fn.__name__.lstrip("_")
-    settings: list[tuple[frozenset[int], frozenset[str]]] = []  # read from the annotations at first need
+    settings: list[_Settings] = []  # read from the annotations at first need
 
     def with_python_settings(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """NumPy scalars given as settings (an axis, a stride, a rate) as the Python numbers they hold."""
+        """NumPy scalars and concrete arrays given as settings (an axis, a stride, a rate, a shape) as the Python
+        values they hold."""
         if not settings:
             settings.append(_python_value_parameters(fn))
-        positions, names = settings[0]
-        if any(_holds_numpy_scalar(a) for i, a in enumerate(args) if i in positions):
+        positions, names, flags = settings[0]
+        for flag, position in flags.items():
+            value = kwargs[flag] if flag in kwargs else args[position] if position < len(args) else False
+            if not isinstance(value, (bool, np.bool_, int)):
+                # NumPy's positional order differs for some ops (``sum(x, 0, np.float32)``: a dtype where
+                # keepdims stands here): a truthy dtype or string must not silently mean True.
+                hint = "; a dtype is keyword-only here (dtype=...)" if isinstance(value, (type, np.dtype)) else ""
+                raise TypeError(f"{flag} must be a bool, got {value!r}{hint}")
+        if any(_holds_host_value(a) for i, a in enumerate(args) if i in positions):
             args = tuple(_python_values(a) if i in positions else a for i, a in enumerate(args))
-        if names and any(_holds_numpy_scalar(v) for k, v in kwargs.items() if k in names):
+        if names and any(_holds_host_value(v) for k, v in kwargs.items() if k in names):
             kwargs = {k: _python_values(v) if k in names else v for k, v in kwargs.items()}
         return args, kwargs
 
@@ -77,7 +86,13 @@ def op(fn: F) -> F:
     return cast(F, wrapper)
 
 
-def _python_value_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozenset[str]]:
+class _Settings(NamedTuple):
+    positions: frozenset[int]  # of the parameters annotated with Python values only
+    names: frozenset[str]
+    flags: dict[str, int]  # ``bool`` parameters: name -> position (a large one when keyword-only)
+
+
+def _python_value_parameters(fn: Callable[..., Any]) -> _Settings:
     """Positions and names of ``fn``'s parameters annotated with Python values only (no tensor, no ``Any``): a
     stride, an axis, a rate. A NumPy scalar given there is the number it holds (eagerly it would be a staged
     array, as a NumPy scalar given as data is; staged, a strongly typed f64 in a rate's arithmetic)."""
@@ -85,14 +100,17 @@ def _python_value_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], fr
         signature = inspect.signature(fn)
         hints = typing.get_type_hints(fn)
     except (TypeError, ValueError, NameError):
-        return frozenset(), frozenset()
-    positions, names = set(), set()
+        return _Settings(frozenset(), frozenset(), {})
+    positions, names, flags = set(), set(), {}
     for i, (pname, parameter) in enumerate(signature.parameters.items()):
         if pname in hints and _python_values_only(hints[pname]):
             names.add(pname)
-            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+            if positional:
                 positions.add(i)
-    return frozenset(positions), frozenset(names)
+            if hints[pname] is bool:
+                flags[pname] = i if positional else sys.maxsize
+    return _Settings(frozenset(positions), frozenset(names), flags)
 
 
 def _python_values_only(hint: Any) -> bool:
@@ -109,14 +127,19 @@ def _python_values_only(hint: Any) -> bool:
     )
 
 
-def _holds_numpy_scalar(x: Any) -> bool:
-    return isinstance(x, np.generic) or (type(x) in (tuple, list) and any(_holds_numpy_scalar(v) for v in x))
+def _holds_host_value(x: Any) -> bool:
+    return isinstance(x, (np.generic, np.ndarray, Array)) or (
+        type(x) in (tuple, list) and any(_holds_host_value(v) for v in x)
+    )
 
 
 def _python_values(x: Any) -> Any:
-    """NumPy scalars in ``x`` (a value, or a tuple or list of them) as Python numbers."""
+    """NumPy scalars, NumPy arrays and concrete Arrays in ``x`` (a value, or a tuple or list of them) as Python
+    numbers and lists (``reshape(x, np.array([4, 3]))``, ``tri(np.array(3))``, as NumPy takes them)."""
     if isinstance(x, np.generic):
         return x.item()
+    if isinstance(x, (np.ndarray, Array)):
+        return x.tolist()
     if type(x) in (tuple, list):
         return type(x)(_python_values(v) for v in x)
     return x
@@ -137,7 +160,7 @@ def _named(exc: Exception, op_name: str) -> Exception:
     text = str(exc)
     if not text.startswith(op_name):
         text = f"{op_name}: {text}"
-    loc = user_location()
+    loc = None if "\n  at " in text else user_location()  # raised by an inner op: located already
     return kind(text if loc is None else f"{text}\n  at {loc}")
 
 

@@ -14,7 +14,7 @@ from ...staging import dtypes as _dt
 from ...staging.ir import Atom, Aval, literal
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import ShapeLike, as_tensor, describe, op, parse_shape, shape_error, wrap
+from ._core import ShapeLike, _python_values, as_tensor, describe, op, parse_shape, shape_error, wrap
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 DT = TypeVar("DT", bound=DType)
@@ -65,23 +65,15 @@ def _filled_like(fn: Callable[..., Any]) -> FilledLike:
     return fn
 
 
-def _python(x: Any) -> Any:
-    """NumPy scalars as Python ones (recursively in tuples and lists)."""
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, (tuple, list)):
-        return type(x)(_python(i) for i in x)
-    return x
-
-
 def _static_op(fn: F) -> F:
-    """An op whose arguments are all static (sizes, bounds, fill values): NumPy scalars among them (``x.shape[0]``
-    of a NumPy array) are passed as Python scalars rather than staged as runtime inputs."""
+    """An op whose arguments are all static (sizes, bounds, fill values): NumPy scalars and concrete arrays among
+    them (``x.shape[0]`` of a NumPy array, ``zeros(np.array([2, 3]))``) are passed as Python values rather than
+    staged as runtime inputs."""
     staged = op(fn)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return staged(*_python(args), **{k: _python(v) if k != "dtype" else v for k, v in kwargs.items()})
+        return staged(*_python_values(args), **{k: _python_values(v) if k != "dtype" else v for k, v in kwargs.items()})
 
     return cast(F, wrapper)
 
@@ -211,7 +203,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     """NumPy's linspace (array ``start``/``stop`` too, their samples along ``axis``); integer dtypes floor the
     samples as NumPy does. With ``retstep`` it also gives the step, as a tensor of the float type used."""
     samples: AnyTensor | tuple[AnyTensor, AnyTensor] = _linspace(
-        _hashable(start), _hashable(stop), _python(num), endpoint, retstep, dtype, _python(axis)
+        _hashable(start), _hashable(stop), _python_values(num), endpoint, retstep, dtype, _python_values(axis)
     )
     return samples
 
@@ -222,7 +214,7 @@ def _hashable(x: Any) -> Any:
         return _hashable(x.tolist())
     if isinstance(x, (tuple, list)):
         return tuple(_hashable(v) for v in x)
-    return _python(x)
+    return _python_values(x)
 
 
 @op
