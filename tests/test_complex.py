@@ -285,3 +285,10 @@ def test_grad_jvp_vjp_with_respect_to_z_match_jax(rng: np.random.Generator) -> N
                                    jax.grad(lambda v: loss(v, jnp))(z), rtol=1e-10)
         np.testing.assert_allclose(np.asarray(tangent), jax.jvp(lambda v: jnp.exp(v) * v, (z,), (w,))[1], rtol=1e-10)
         np.testing.assert_allclose(np.asarray(pulled), jax.vjp(lambda v: jnp.sin(v) * v, z)[1](w)[0], rtol=1e-10)
+
+
+def test_vecdot_conjugates_its_first_operand(rng: np.random.Generator) -> None:
+    x, y = _complex(rng, 3, 4), _complex(rng, 4)
+    want = np.vecdot(x, y) if hasattr(np, "vecdot") else np.einsum("ij,j->i", x.conj(), y)
+    np.testing.assert_allclose(np.asarray(tnp.vecdot(x, y)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(tnp.linalg.vecdot(x, y)), want, rtol=1e-12)

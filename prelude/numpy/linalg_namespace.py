@@ -76,5 +76,5 @@ def cross(
 def vecdot(
     x1: Tensor[DT, Unpack[Sh]], x2: Tensor[DT, Unpack[S2]], axis: int = -1
 ) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
-    """Dot products of vectors along ``axis``, the other axes broadcast (real dtypes: no conjugate)."""
+    """Dot products of vectors along ``axis``, the other axes broadcast (complex ``x1`` is conjugated, as NumPy's)."""
     return _matrices.vecdot(x1, x2, axis)

@@ -16,8 +16,10 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...dims import Dim
 from ...dtypes import DType, Floating, f32, i32
+from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom, Aval, DimName, literal
+from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import linalg as L
 from ...staging.primitives import reductions as R
@@ -336,12 +338,14 @@ def matrix_transpose(x: Tensor[DT, Unpack[Sh], A, B]) -> Tensor[DT, Unpack[Sh], 
 
 @op
 def vecdot(x1: AnyTensor, x2: AnyTensor, axis: int = -1) -> AnyTensor:
-    """Dot products of vectors along ``axis``, the other axes broadcast (NumPy 2; real dtypes, so no conjugate)."""
+    """Dot products of vectors along ``axis``, the other axes broadcast (NumPy 2: complex ``x1`` is conjugated)."""
     from .ufuncs import multiply
     from .reductions import sum as _sum
 
     dtype = result_dtype("vecdot", (x1, x2))
     x, y = wrap(atom(x1, dtype)), wrap(atom(x2, dtype))
+    if _dt.is_complex(dtype):
+        x = wrap(C.conj(x.atom))
     if x.aval.ndim == 0 or y.aval.ndim == 0:
         raise shape_error("vecdot", f"needs vectors, got {describe(x)} and {describe(y)}")
     product = multiply(x, y)
