@@ -36,6 +36,15 @@ def test_f32_products_ask_for_full_precision_on_gpu(monkeypatch: pytest.MonkeyPa
     assert products >= 4 and highest == products, (products, highest)
 
 
+def test_c64_products_ask_for_full_precision_on_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: TF32 on an H100 (relative errors of 2e-3 in complex64 matmuls)
+    monkeypatch.delenv("TENSORSTAGE_MATMUL_PRECISION", raising=False)
+    a = np.eye(3, dtype=np.complex64)
+    text = ts.program(lambda a: (a @ a, tnp.vdot(a, a), tnp.einsum("ij,jk->ik", a, a))).stage(a).stablehlo("gpu")
+    products, highest = _products_and_their_precision(text)
+    assert products == 3 and highest == products, (products, highest)
+
+
 def test_cpu_and_other_dtypes_carry_no_precision(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TENSORSTAGE_MATMUL_PRECISION", raising=False)
     assert _products_and_their_precision(_module(np.float32, "cpu"))[1] == 0  # CPUs compute f32 exactly anyway

@@ -15,13 +15,17 @@ from ..emit import CPU_ONLY_PROPS, PROPS_OPS, Emitter, Value, int_list, lowers, 
 _HIGHEST = ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]"
 
 
+_SINGLE = frozenset((np.dtype(np.float32), np.dtype(np.complex64)))  # (c64 products are f32 products on GPUs)
+
+
 def precision_props(em: Emitter, dtype: np.dtype[Any]) -> str:
-    """The precision attribute of an f32 dot or convolution: full f32 unless ``TENSORSTAGE_MATMUL_PRECISION=default``.
+    """The precision attribute of an f32 (or c64) dot or convolution: full f32 unless
+    ``TENSORSTAGE_MATMUL_PRECISION=default``.
 
     XLA's default precision lets GPUs round f32 operands to TF32 (a 10-bit mantissa: relative errors near 1e-3,
     which NumPy, PyTorch's default and our tests call wrong); CPUs compute f32 exactly either way, so their
     modules carry no attribute."""
-    if em.platform == "cpu" or dtype != np.float32:
+    if em.platform == "cpu" or dtype not in _SINGLE:
         return ""
     choice = os.environ.get("TENSORSTAGE_MATMUL_PRECISION", "highest").lower()
     if choice == "highest":
