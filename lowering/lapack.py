@@ -1,10 +1,11 @@
-"""LAPACK kernels for the CPU lowering of cholesky, eigh, qr, svd, solve and slogdet (``potrf``, ``syevd``,
-``geqrf``/``orgqr``, ``gesdd``, ``getrf`` and ``trsm``).
+"""LAPACK kernels for the CPU lowering of cholesky, eigh, qr, svd, solve, slogdet and eig (``potrf``, ``syevd``,
+``geqrf``/``orgqr``, ``gesdd``, ``getrf``, ``trsm`` and ``geev``).
 
 jaxlib ships typed-FFI custom-call targets for LAPACK (``jaxlib.cpu._lapack``: ``lapack_spotrf_ffi``, ...) whose
 ``initialize()`` binds them to the LAPACK in SciPy (``scipy.linalg.cython_lapack``). When both import, the CPU
 lowering calls them instead of XLA's own expanders (several times faster); otherwise, and on every other
-platform, XLA's expansion is used. Registration happens once, on the first lowering that asks, under a lock.
+platform, XLA's expansion is used. ``eig`` has no expansion: without the kernels its lowering raises. Registration
+happens once, on the first lowering that asks, under a lock.
 
 Set ``TENSORSTAGE_LAPACK=0`` in the environment (read when a lowering asks) or call :func:`set_enabled` to force
 XLA's expansion everywhere; the module text differs, so the persistent compile cache never mixes the two.
@@ -20,9 +21,13 @@ from typing import Any
 
 import numpy as np
 
-# The kernels used, without the dtype letter: ``lapack_{s,d}<name>_ffi``.
-KERNELS = ("potrf", "syevd", "geqrf", "orgqr", "gesdd", "getrf", "trsm")
+# The kernels used, without the dtype letter: ``lapack_{s,d}<name>_ffi``, and ``lapack_{c,z}<name>_ffi`` for the
+# ones also used on complex matrices.
+KERNELS = ("potrf", "syevd", "geqrf", "orgqr", "gesdd", "getrf", "trsm", "geev")
+COMPLEX_KERNELS = ("geev",)
 _PREFIX: dict[np.dtype[Any], str] = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
+_COMPLEX_PREFIX: dict[np.dtype[Any], str] = {np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+_SINGLE = (np.dtype(np.float32), np.dtype(np.complex64))
 
 _lock = threading.RLock()  # re-entered by the self-test, whose lowering asks ``available()`` again
 _available: bool | None = None  # None: not probed yet
@@ -39,6 +44,7 @@ def _probe() -> bool:
 
         targets: dict[str, Any] = dict(_lapack.registrations())
         names = [f"lapack_{p}{k}_ffi" for p in _PREFIX.values() for k in KERNELS]
+        names += [f"lapack_{p}{k}_ffi" for p in _COMPLEX_PREFIX.values() for k in COMPLEX_KERNELS]
         if not all(name in targets for name in names):
             return False
         _lapack.initialize()
@@ -72,7 +78,7 @@ def _kernels_agree_with_numpy() -> bool:
             check(dtype, 1e-4 if dtype == np.float32 else 1e-10)
             for check in (_factorizations_agree, _svd_agrees, _lu_agrees)
             for dtype in _PREFIX
-        )
+        ) and all(_eig_agrees(dtype, 1e-4 if dtype in _SINGLE else 1e-10) for dtype in (*_PREFIX, *_COMPLEX_PREFIX))
     except Exception:  # a kernel that does not compile or run here
         return False
 
@@ -91,7 +97,8 @@ def _run(build: Callable[..., Sequence[Any]], *inputs: np.ndarray[Any, Any]) -> 
     executable = backend.compile_module(emit.module_text(graph, "lapack_self_test", platform="cpu"), [device])
     handlers = [runtime.result_handler(a.shape, a.dtype, device) for a in graph.out_avals]
     outs = runtime.execute(executable, [runtime.device_put(x, device) for x in inputs], handlers)
-    return [runtime.to_host(o, o_aval.dtype).astype(np.float64) for o, o_aval in zip(outs, graph.out_avals)]
+    wide = [np.complex128 if np.issubdtype(a.dtype, np.complexfloating) else np.float64 for a in graph.out_avals]
+    return [runtime.to_host(o, o_aval.dtype).astype(w) for o, o_aval, w in zip(outs, graph.out_avals, wide)]
 
 
 def _factorizations_agree(dtype: np.dtype[Any], tolerance: float) -> bool:
@@ -132,6 +139,22 @@ def _lu_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
         and np.allclose(a64.T @ solved_t, b, rtol=tolerance, atol=tolerance)
         and sign == sign_np
         and abs(logdet - logdet_np) < tolerance
+    )
+
+
+def _eig_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
+    """geev (eig's only lowering) on a 3x3 matrix with a complex pair (or complex entries): ``a vr = vr diag(w)``,
+    ``vlᴴ a = diag(w) vlᴴ``, and the eigenvalues are NumPy's."""
+    from ..staging.primitives import eig as EG
+
+    rotation = np.array([[0.0, -2.0, 1.0], [2.0, 0.0, 0.5], [0.0, 0.0, 3.0]])  # eigenvalues ±2i and 3
+    a64 = rotation + (0.5j * np.eye(3, k=1) if np.issubdtype(dtype, np.complexfloating) else 0)
+    w, vl, vr = _run(lambda x: EG.eig(x, compute_left=True, compute_right=True), a64.astype(dtype))
+    expected = np.sort_complex(np.linalg.eigvals(a64))
+    return bool(
+        np.allclose(a64 @ vr, vr * w, rtol=tolerance, atol=tolerance)
+        and np.allclose(vl.conj().T @ a64, w[:, None] * vl.conj().T, rtol=tolerance, atol=tolerance)
+        and np.allclose(np.sort_complex(w), expected, rtol=tolerance, atol=tolerance)
     )
 
 
@@ -176,10 +199,10 @@ def target(kernel: str, dtype: np.dtype[Any], platform: str) -> str | None:
     """The custom-call target for ``kernel`` on ``dtype``, or None where XLA's own expansion is to be used."""
     if platform == "cpu":
         _asked[0] += 1
-    prefix = _PREFIX.get(dtype)
+    prefix = _PREFIX.get(dtype) or (_COMPLEX_PREFIX.get(dtype) if kernel in COMPLEX_KERNELS else None)
     if platform != "cpu" or prefix is None or not enabled() or not available():
         return None
     return f"lapack_{prefix}{kernel}_ffi"
 
 
-__all__ = ["KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]
+__all__ = ["COMPLEX_KERNELS", "KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]

@@ -6,11 +6,14 @@ look primitives up in ``CASES``; a primitive without cases fails the coverage te
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+import tensorstage as ts
 
 Reference = Callable[..., Any]
 Maker = Callable[[np.random.Generator, np.dtype[Any]], list[np.ndarray]]
@@ -492,3 +495,15 @@ for _name, _case in [
                          {"contracting": ((2,), (1,)), "batch": ((0,), (0,))}, dtypes=COMPLEX, label="complex")),
 ]:
     CASES[_name] = [*CASES[_name], _case]
+
+
+# eig: eigenvalues only (its derivative rules cover them alone), in float64 and complex128, where LAPACK's order
+# is NumPy's (its float32 result is computed in float64 by NumPy, which can order them differently). It lowers only
+# to LAPACK on CPU: elsewhere tests/test_linalg_eig.py checks the error instead.
+EIG_RUNS = ts.default_device().platform == "cpu" and importlib.util.find_spec("scipy") is not None
+CASES["eig"] = [] if not EIG_RUNS else [
+    Case(normal(4, 4), lambda a, **p: (np.linalg.eigvals(a),), {"compute_left": False, "compute_right": False},
+         dtypes=("float64", "complex128"), label="values"),
+    Case(normal(2, 3, 3), lambda a, **p: (np.linalg.eigvals(a),), {"compute_left": False, "compute_right": False},
+         dtypes=("float64",), label="values batched"),
+]

@@ -237,6 +237,9 @@ def test_errors_name_op_and_line() -> None:
         (lambda v: tnp.polyint(v, 3, k=v[:2]), (v,), ValueError, ["polyint", "k must"]),
         (lambda m: tnp.poly(m), (m,), NotImplementedError, ["poly", "eigenvalues", "eigvalsh"]),
         (lambda m: tnp.poly(m[:2]), (m,), ts.ShapeError, ["poly", "1-D"]),
+        (lambda v: tnp.roots(v), (v,), ts.ShapeError, ["roots", "strip_zeros=False"]),
+        (lambda i: tnp.roots(i, strip_zeros=False), (i,), ts.DTypeError, ["roots", "i32[6]", "astype"]),
+        (lambda m: tnp.roots(m, strip_zeros=False), (m,), ts.ShapeError, ["roots", "1-D"]),
         (lambda v: tnp.setxor1d(v, v), (v,), ts.ShapeError, ["setxor1d", "size="]),
         (lambda v: tnp.histogram2d(v, v, bins=2.5), (v,), TypeError, ["histogram2d", "integer"]),
         (lambda v: tnp.histogramdd(tnp.reshape(v, (3, 2)), bins=(2, 2.0)), (v,), TypeError, ["histogramdd",
@@ -247,8 +250,8 @@ def test_errors_name_op_and_line() -> None:
         (lambda v: tnp.histogram2d(v, v, weights=v[:3]), (v,), ts.ShapeError, ["histogram2d", "weights"]),
     ]
     check_staging_errors(cases, "test_numpy_polynomials.py")
-    with pytest.raises(NotImplementedError, match="roots.*eigenvalues.*complex"):
-        tnp.roots(np.array([1.0, -3.0, 2.0]))
+    with pytest.raises(TypeError, match="roots: strip_zeros must be a bool"):
+        tnp.roots(np.array([1.0, -3.0, 2.0]), strip_zeros=None)  # type: ignore[call-overload]
     with pytest.raises(ValueError, match=r"(?s)histogram2d.*bins must be a positive integer.*test_numpy_polynomials"):
         tnp.histogram2d(np.ones(3), np.ones(3), bins=0)
     with pytest.raises(ValueError, match="polyfit: deg must be >= 0"):

@@ -21,6 +21,8 @@ from tensorstage.staging.transforms.batching import batch_graph
 from tensorstage.staging.typecheck import typecheck
 from tensorstage.tensor import Traced
 
+from primitive_cases import EIG_RUNS
+
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)
 Operands = Callable[[np.random.Generator], list[np.ndarray]]
 
@@ -259,6 +261,10 @@ CASES["checkpoint_call"] = [
 CASES["optimization_barrier"] = [Case(ops(normal(2, 3), ints(4)))]
 CASES.update({name: [Case(ops(complex_normal(2, 3)))] for name in ("real", "imag", "conj")})
 CASES["complex"] = same(normal, 2)
+CASES["eig"] = [] if not EIG_RUNS else [  # LAPACK on CPU only
+    Case(ops(normal(3, 3)), {"compute_left": True, "compute_right": True}),
+    Case(ops(complex_normal(2, 3, 3)), {"compute_left": False, "compute_right": False}),
+]
 CASES["fft"] = [
     Case(ops(complex_normal(3, 4)), {"fft_type": "FFT", "fft_length": (4,)}),
     Case(ops(complex_normal(2, 3, 4)), {"fft_type": "IFFT", "fft_length": (3, 4)}),

@@ -12,5 +12,6 @@ from . import svd
 from . import convolution
 from . import remat
 from . import fft
+from . import eig
 
-__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "elementwise", "fft", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]

@@ -18,14 +18,15 @@ from ._core import as_tensor, describe, op, shape_error
 from .linalg import matmul, multi_dot, tensordot, vdot
 from .linalg import outer as _outer
 from .linalg_decompositions import cholesky, eigh, eigvalsh, qr, solve_triangular
+from .linalg_eig import EigResult, eig, eigvals
 from .linalg_norms import matrix_norm, norm, vector_norm
 from .linalg_solvers import det, inv, matrix_power, slogdet, solve, tensorinv, tensorsolve
 from .linalg_svd import cond, lstsq, matrix_rank, pinv, svd, svdvals
 from .matrices import matrix_transpose
 
 __all__ = [
-    "cholesky", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_power", "norm", "outer", "qr", "slogdet",
-    "solve", "solve_triangular", "tensordot", "vdot",
+    "EigResult", "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_power", "norm",
+    "outer", "qr", "slogdet", "solve", "solve_triangular", "tensordot", "vdot",
     "cond", "lstsq", "matrix_rank", "pinv", "svd", "svdvals",
     "cross", "diagonal", "matrix_norm", "matrix_transpose", "multi_dot", "tensorinv", "tensorsolve", "trace",
     "vecdot", "vector_norm",

@@ -1,6 +1,6 @@
 """NumPy's polynomial functions on 1-D coefficient arrays, highest power first: ``polyval`` (Horner's rule),
-``polyadd``, ``polysub``, ``polymul``, ``polydiv``, ``polyder``, ``polyint``, ``polyfit`` (least squares) and ``poly``
-(coefficients from real zeros).
+``polyadd``, ``polysub``, ``polymul``, ``polydiv``, ``polyder``, ``polyint``, ``polyfit`` (least squares), ``poly``
+(coefficients from real zeros) and ``roots`` (eigenvalues of the companion matrix, complex, CPU only).
 
 Coefficient arrays have static lengths, so, as in JAX, results keep every slot: ``polymul`` and ``polydiv`` do not
 trim leading zeros (NumPy's do, which makes the length depend on the values; ``trim_leading_zeros=True`` trims them
@@ -10,9 +10,11 @@ as NumPy), and dtypes never change implicitly: ``polyint``, ``polydiv``, ``polyf
 floating-point operands (NumPy computes integer ones in float64), while ``polyval``, ``polyadd``, ``polysub``,
 ``polymul`` and ``polyder`` keep an integer dtype, as NumPy does.
 
-Left out: ``roots`` raises NotImplementedError (it needs the eigenvalues of a non-symmetric companion matrix, and
-complex results, which tensorstage has neither of), and so does ``poly`` of a square matrix (its characteristic
-polynomial needs the same eigenvalues).
+``roots`` strips leading zeros and turns trailing zeros into exact zero roots, as NumPy does, which reads the
+coefficients: in staged programs it needs ``strip_zeros=False`` (JAX's option; a leading zero gives a NaN root).
+
+Left out: ``poly`` of a square matrix raises NotImplementedError (its characteristic polynomial has the complex
+eigenvalues of a non-symmetric matrix as zeros, and ``poly`` takes real ones).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...array import as_host_array
 from ...control_flow import scan
-from ...dtypes import DType, Floating
+from ...dtypes import DType, Floating, c64, c128, f32, f64
 from ...staging import dtypes as _dt
 from ...staging.builder import bind, is_staging
 from ...staging.ir import Atom, Aval, literal
 from ...staging.primitives import decompositions as D
+from ...staging.primitives import eig as EG
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
 from ...staging.primitives import slicing as SL
@@ -443,9 +446,9 @@ def poly(seq_of_zeros: Tensor[FT, Any]) -> Tensor[FT, Unpack[tuple[Any, ...]]]:
     shape = t.aval.shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
         raise _not_implemented(
-            f"poly: the characteristic polynomial of a square matrix {describe(t)} needs the eigenvalues of a "
-            "non-symmetric matrix, which tensorstage cannot compute; for a symmetric matrix a, use "
-            "poly(tnp.linalg.eigvalsh(a))")
+            f"poly: the characteristic polynomial of a square matrix {describe(t)} is not implemented (its zeros "
+            "are the eigenvalues tnp.linalg.eigvals(a), which are complex, and poly takes real zeros); for a "
+            "symmetric matrix a, use poly(tnp.linalg.eigvalsh(a))")
     if len(shape) > 1:
         raise shape_error("poly", f"the zeros must be a 1-D array (or a non-empty square matrix), got {describe(t)}")
     zeros = _vector("poly", t.atom, "the zeros", scalar_ok=True)
@@ -464,11 +467,110 @@ def poly(seq_of_zeros: Tensor[FT, Any]) -> Tensor[FT, Unpack[tuple[Any, ...]]]:
     return wrap(_fold(times_root, one, zeros))
 
 
-def roots(p: AnyTensor, *, strip_zeros: bool = True) -> Tensor[Any, Any]:
-    """Not available: NumPy finds the roots as the eigenvalues of the companion matrix, which is not symmetric,
-    and they are complex in general; tensorstage has neither a non-symmetric eigensolver nor complex dtypes."""
-    raise _not_implemented(
-        "roots: the roots of a polynomial are the eigenvalues of its (non-symmetric) companion matrix and are "
-        "complex in general; tensorstage has no non-symmetric eigensolver and no complex dtypes. Compute them on "
-        "the host with np.roots(np.asarray(p)), or use tnp.polyval with a bracketing search for real roots")
+def _companion_roots(q: Atom, degree: Atom | None = None) -> Atom:
+    """The ``n`` eigenvalues of the companion matrix of ``q`` (1-D, ``n + 1 >= 2`` coefficients, highest power
+    first): the roots of the polynomial. With ``degree`` (a staged i32 scalar ``d``; ``q`` then has only zeros
+    after its first ``d + 1`` coefficients) the matrix is block diagonal, the companion of those ``d + 1``
+    coefficients and an ``n - d`` square of zeros, whose eigenvalues LAPACK returns as exact zeros (its balancing
+    isolates zero rows and columns) instead of the ill-conditioned cluster of a zero root of multiplicity
+    ``n - d``."""
+    n = q.aval.shape[0] - 1
+    dtype = q.aval.dtype
+    lead = _element(q, 0)
+    zero, one = literal(0, dtype), literal(1, dtype)
+    safe_lead = E.select(E.eq(lead, zero), one, lead)  # the zero polynomial: a zero matrix rather than NaNs
+    first_row = E.neg(E.div(SL.slice_in_dim(q, 1, n + 1, 0), safe_lead))
+    rows = SL.iota(_dt.DEFAULT_INT, (n, n), 0)
+    cols = SL.iota(_dt.DEFAULT_INT, (n, n), 1)
+    below_diagonal = E.eq(rows, E.add(cols, literal(1, _dt.DEFAULT_INT)))
+    if degree is not None:
+        below_diagonal = E.select(E.lt(rows, degree), below_diagonal, S.full_like(below_diagonal, False))
+    square = Aval((n, n), dtype)
+    subdiagonal = E.select(below_diagonal, S.full_like(square, 1), S.full_like(square, 0))
+    spread_row = S.broadcast_in_dim(first_row, (n, n), (1,), (None, None))
+    companion = E.select(E.eq(rows, literal(0, _dt.DEFAULT_INT)), spread_row, subdiagonal)
+    (w,) = EG.eig(companion, compute_left=False, compute_right=False)
+    return w
+
+
+def _roots_operand(p: Any) -> Atom:
+    c = as_tensor(p).atom
+    if c.aval.dtype not in EG.LAPACK_DTYPES:
+        raise dtype_error("roots", f"roots needs f32, f64, c64 or c128 coefficients, got {describe(wrap(c))}; "
+                          "convert them with .astype(f32)")
+    return _vector("roots", c)
+
+
+def _complex_zeros(n: int, dtype: np.dtype[Any]) -> Atom:
+    out = dtype if _dt.is_complex(dtype) else _dt.complex_dtype(dtype)
+    return _zeros(n, out)  # type: ignore[arg-type]
+
+
+def _named_roots(fn: Callable[..., AnyTensor]) -> Callable[..., AnyTensor]:
+    """A helper of ``roots`` staged as an op whose errors name ``roots``."""
+    fn.__name__ = "roots"
+    return op(fn)
+
+
+@_named_roots
+def _stripped_roots(core: Any, trailing_zeros: int) -> AnyTensor:
+    """NumPy's roots of coefficients without leading or trailing zeros, and ``trailing_zeros`` zero roots."""
+    q = _roots_operand(core)
+    found = [_companion_roots(q)] if q.aval.shape[0] >= 2 else []
+    return wrap(SL.concatenate([*found, _complex_zeros(trailing_zeros, q.aval.dtype)], 0))
+
+
+@_named_roots
+def _roots_keeping_zeros(p: Any) -> AnyTensor:
+    """JAX's ``strip_zeros=False``: one root per coefficient after the first, the ``k`` leading zeros giving NaNs.
+    The coefficients are shifted left by ``k`` on the device (static shapes), so the polynomial's own zero roots
+    (its trailing zeros) come from the eigensolver, not exactly."""
+    c = _roots_operand(p)
+    n = c.aval.shape[0] - 1
+    dtype = c.aval.dtype
+    if n < 1:
+        return wrap(_complex_zeros(0, dtype))
+    index = SL.iota(_dt.DEFAULT_INT, (n + 1,), 0)
+    is_zero = E.eq(c, literal(0, dtype))
+    leading = R.reduce_min(E.select(is_zero, S.full_like(index, n + 1), index), (0,))  # k (n + 1: all zero)
+    shifted = SL.dynamic_slice(SL.pad(c, literal(0, dtype), [(0, n + 1, 0)]), [leading], [n + 1])
+    w = _companion_roots(shifted, E.sub(literal(n, _dt.DEFAULT_INT), leading))
+    # the k padding eigenvalues are exact zeros: mark the last k exact zeros (any k of them are alike)
+    exact_zero = E.eq(w, literal(0, w.aval.dtype))
+    vector = Aval((n,), _dt.DEFAULT_INT)
+    counts = E.select(exact_zero, S.full_like(vector, 1), S.full_like(vector, 0))
+    at_or_after = literal(np.triu(np.ones((n, n), np.int32)), _dt.DEFAULT_INT)  # [i, j] = (j >= i)
+    zeros_from_here = R.reduce_sum(E.mul(S.broadcast_in_dim(counts, (n, n), (1,), (None, None)), at_or_after), (1,))
+    padding = E.select(exact_zero, E.lt(E.sub(zeros_from_here, literal(1, _dt.DEFAULT_INT)), leading), exact_zero)
+    nan = S.full_like(w, complex(float("nan"), float("nan")))
+    return wrap(E.select(padding, nan, w))
+
+
+@overload
+def roots(p: Tensor[f32, Any] | Tensor[c64, Any], *, strip_zeros: bool = True) -> Tensor[c64, Any]: ...
+@overload
+def roots(p: Tensor[f64, Any] | Tensor[c128, Any], *, strip_zeros: bool = True) -> Tensor[c128, Any]: ...
+@overload
+def roots(p: AnyTensor, *, strip_zeros: bool = True) -> AnyTensor: ...
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (1-D, highest power first), as NumPy: the eigenvalues
+    of its companion matrix (LAPACK's geev, so CPU only), always complex (as JAX: c64 for f32 and c64, c128 for
+    f64 and c128), in LAPACK's order. Leading zeros are stripped and each trailing zero gives an exact zero root,
+    as NumPy does; that reads the coefficients, so in a staged program pass ``strip_zeros=False`` (JAX's
+    option): one root per coefficient after the first, a NaN for each leading zero."""
+    if not isinstance(strip_zeros, bool):
+        raise TypeError(f"roots: strip_zeros must be a bool, got {strip_zeros!r}")
+    if not strip_zeros:
+        return _roots_keeping_zeros(p)
+    if is_staging():
+        raise shape_error("roots", "strip_zeros=True (the default, as NumPy) makes the number of roots depend on the "
+                          "values of the coefficients, which a staged program cannot read; pass strip_zeros=False "
+                          "(a leading zero then gives a NaN root)")
+    host = as_host_array(p)
+    if host.ndim != 1:
+        return _stripped_roots(host, 0)  # the error names the shape
+    nonzero = np.flatnonzero(host)
+    if nonzero.size == 0:
+        return _stripped_roots(host[:0], 0)
+    return _stripped_roots(host[nonzero[0]: nonzero[-1] + 1], host.size - 1 - int(nonzero[-1]))
 
