@@ -4,12 +4,20 @@ from .prelude import numpy as _prelude_numpy
 from .prelude.numpy import *  # noqa: F403
 # mypy does not follow the package's ``__all__ += module.__all__`` into a star import: these modules' names directly
 from .prelude.numpy.bit_packing import *  # noqa: F403
+from .prelude.numpy.complex_sorting import *  # noqa: F403
+from .prelude.numpy.einsum_planning import *  # noqa: F403
+from .prelude.numpy.flat_updates import *  # noqa: F403
 from .prelude.numpy.float_math import *  # noqa: F403
+from .prelude.numpy.host_io import *  # noqa: F403
 from .prelude.numpy.index_tools import *  # noqa: F403
+from .prelude.numpy.masked_indices import *  # noqa: F403
 from .prelude.numpy.names import *  # noqa: F403
 from .prelude.numpy.polynomials import *  # noqa: F403
+from .prelude.numpy.printing import *  # noqa: F403
+from .prelude.numpy.python_ufuncs import *  # noqa: F403
 from .prelude.numpy.sampled_calculus import *  # noqa: F403
 from .prelude.numpy.signal_tools import *  # noqa: F403
+from .prelude.numpy.type_names import *  # noqa: F403
 from .prelude.numpy.vectorizing import *  # noqa: F403
 from .prelude.numpy import linalg_namespace as linalg  # tnp.linalg: cholesky, qr, eigh, solve, det, norm, ...
 from .prelude.numpy import fft  # tnp.fft: fft, ifft, rfft, irfft, fftn, ..., fftfreq, fftshift

@@ -52,14 +52,25 @@ from .sorting import (
     argpartition, argsort, lexsort, median, nanmedian, nanpercentile, nanquantile, partition, percentile, quantile,
     searchsorted, sort,
 )
-from . import bit_packing, float_math, index_tools, names, polynomials, sampled_calculus, signal_tools, vectorizing
+from . import (
+    bit_packing, complex_sorting, einsum_planning, flat_updates, float_math, host_io, index_tools, masked_indices,
+    names, polynomials, printing, python_ufuncs, sampled_calculus, signal_tools, type_names, vectorizing,
+)
 from .bit_packing import *  # noqa: F403  (each of these modules lists its public names in __all__)
+from .complex_sorting import *  # noqa: F403
+from .einsum_planning import *  # noqa: F403
+from .flat_updates import *  # noqa: F403
 from .float_math import *  # noqa: F403
+from .host_io import *  # noqa: F403
 from .index_tools import *  # noqa: F403
+from .masked_indices import *  # noqa: F403
 from .names import *  # noqa: F403
 from .polynomials import *  # noqa: F403
+from .printing import *  # noqa: F403
+from .python_ufuncs import *  # noqa: F403
 from .sampled_calculus import *  # noqa: F403
 from .signal_tools import *  # noqa: F403
+from .type_names import *  # noqa: F403
 from .vectorizing import *  # noqa: F403
 from .ufuncs import (
     abs, absolute, add, astype, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
@@ -112,3 +123,11 @@ __all__ += sampled_calculus.__all__
 __all__ += polynomials.__all__
 __all__ += vectorizing.__all__
 __all__ += bit_packing.__all__
+__all__ += type_names.__all__
+__all__ += flat_updates.__all__
+__all__ += complex_sorting.__all__
+__all__ += host_io.__all__
+__all__ += printing.__all__
+__all__ += einsum_planning.__all__
+__all__ += masked_indices.__all__
+__all__ += python_ufuncs.__all__

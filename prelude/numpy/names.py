@@ -3,8 +3,11 @@ categories, dtype utilities, and functions that read an array's attributes.
 
 Dtype names (``tnp.float32``...) are tensorstage's own dtype classes (``ts.f32``...), accepted wherever a dtype is
 (``tnp.zeros(3, dtype=tnp.float32)``, ``x.astype(tnp.int8)``), NumPy too (``np.dtype(tnp.float32)`` is float32);
-an array's ``.dtype`` is a NumPy dtype, equal to its name (``x.dtype == tnp.float32``). There are no
-``uint16``/``uint64`` (tensorstage does not support those dtypes). The complex dtypes are ``complex64`` and
+an array's ``.dtype`` is a NumPy dtype, equal to its name (``x.dtype == tnp.float32``). NumPy's and JAX's other
+names for these dtypes (``single``, ``double``, ``int_``, ``bool``...) are in ``type_names``. Deliberately absent,
+because tensorstage does not support those dtypes: ``uint16``, ``uint64`` and ``uint`` (NumPy's uint64), JAX's
+sub-byte integers ``int1``/``int2``/``int4`` and ``uint1``/``uint2``/``uint4``, and its 4-, 6- and 8-bit floats
+(``float4_e2m1fn``, ``float6_*``, ``float8_*``). The complex dtypes are ``complex64`` and
 ``complex128`` (``ts.c64``, ``ts.c128``); ``real``, ``imag``, ``conj`` and ``angle`` take them apart, and of a real
 array ``real`` is the array itself and ``imag`` zeros of its shape and dtype, as in NumPy.
 
@@ -274,6 +277,14 @@ def isscalar(element: object) -> bool:
     return bool(np.isscalar(element))
 
 
+def iterable(y: object) -> bool:
+    """Whether ``iter(y)`` works: NumPy's answer, and for tensors (device arrays and staged values) whether they
+    have an axis to iterate over (0-d ones have none, as for NumPy's and JAX's arrays)."""
+    if isinstance(y, Tensor):
+        return y.aval.ndim > 0
+    return bool(np.iterable(y))
+
+
 @op
 def copy(a: Tensor[DT, Unpack[Shape]], order: str | None = "K") -> Tensor[DT, Unpack[Shape]]:
     """A copy of ``a``: a new array outside staging, the value itself inside (arrays are immutable). ``order``
@@ -437,10 +448,11 @@ __all__ = [
     "e", "euler_gamma", "inf", "nan", "newaxis", "pi",
     # dtypes and categories
     "bfloat16", "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32",
-    "int64", "uint8", "uint32", "complexfloating", "floating", "generic", "inexact", "integer", "number", "signedinteger", "unsignedinteger",
+    "int64", "uint8", "uint32", "complexfloating", "floating", "generic", "inexact", "integer", "number",
+    "signedinteger", "unsignedinteger",
     # dtype utilities
     "can_cast", "finfo", "iinfo", "isdtype", "issubdtype", "promote_types", "result_type",
     # array attributes
     "angle", "array_equal", "array_equiv", "conj", "conjugate", "copy", "imag", "iscomplex", "iscomplexobj",
-    "isreal", "isrealobj", "isscalar", "ndim", "real", "shape", "size",
+    "isreal", "isrealobj", "isscalar", "iterable", "ndim", "real", "shape", "size",
 ]
