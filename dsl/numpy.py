@@ -6,6 +6,7 @@ from .prelude.numpy import *  # noqa: F403
 from .prelude.numpy.bit_packing import *  # noqa: F403
 from .prelude.numpy.complex_sorting import *  # noqa: F403
 from .prelude.numpy.einsum_planning import *  # noqa: F403
+from .prelude.numpy.extremes import *  # noqa: F403
 from .prelude.numpy.flat_updates import *  # noqa: F403
 from .prelude.numpy.float_math import *  # noqa: F403
 from .prelude.numpy.host_io import *  # noqa: F403

@@ -497,3 +497,36 @@ def test_ufunc_refuses_bad_use_naming_it() -> None:
         tnp.frompyfunc(lambda a: a, 0, 1)
     with pytest.raises(TypeError, match="ufunc: func must be callable"):
         tnp.frompyfunc(3, 1, 1)  # type: ignore[arg-type]
+
+
+def test_top_k_matches_a_stable_sort(rng: np.random.Generator) -> None:
+    x = rng.integers(0, 5, (3, 7)).astype(np.float32)  # repeated values: ties keep the lower index first
+    for axis, k in [(-1, 3), (0, 2), (1, 0)]:
+        for mode, key in [("largest", -x), ("smallest", x)]:
+            order = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+            values, indices = tnp.top_k(x, k, axis=axis, mode=mode)
+            np.testing.assert_array_equal(np.asarray(indices), order)
+            np.testing.assert_array_equal(np.asarray(values), np.take_along_axis(x, order, axis))
+            staged = ts.program(lambda v: tnp.top_k(v, k, axis=axis, mode=mode))(x)  # noqa: B023
+            np.testing.assert_array_equal(np.asarray(staged[1]), order)
+    values, indices = tnp.top_k(np.array([1.0, np.nan, 3.0, 3.0], np.float32), 3)  # NaN counts as the largest
+    assert np.isnan(np.asarray(values)[0]) and np.asarray(indices).tolist() == [1, 2, 3]
+    with pytest.raises(ts.ShapeError, match="k=8 must lie in"):
+        tnp.top_k(x, 8)
+    with pytest.raises(ValueError, match="mode must be"):
+        tnp.top_k(x, 1, mode="biggest")  # type: ignore[arg-type]
+
+
+def test_minmax_matches_numpys_min_and_max(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    mask = rng.random((4, 5)) < 0.6
+    for axis in (None, 0, 1, (0, 1)):
+        low, high = tnp.minmax(x, axis=axis, keepdims=True)
+        np.testing.assert_array_equal(np.asarray(low), np.min(x, axis=axis, keepdims=True))
+        np.testing.assert_array_equal(np.asarray(high), np.max(x, axis=axis, keepdims=True))
+    low, high = tnp.minmax(x, axis=1, initial=(0.25, -0.25), where=mask)
+    np.testing.assert_array_equal(np.asarray(low), np.min(x, axis=1, initial=0.25, where=mask))
+    np.testing.assert_array_equal(np.asarray(high), np.max(x, axis=1, initial=-0.25, where=mask))
+    assert all(np.isnan(np.asarray(v)) for v in tnp.minmax(np.array([1.0, np.nan], np.float32)))
+    with pytest.raises(ValueError, match="needs initial"):
+        tnp.minmax(x, where=mask)

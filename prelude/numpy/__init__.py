@@ -53,12 +53,13 @@ from .sorting import (
     searchsorted, sort,
 )
 from . import (
-    bit_packing, complex_sorting, einsum_planning, flat_updates, float_math, host_io, index_tools, masked_indices,
+    bit_packing, complex_sorting, einsum_planning, extremes, flat_updates, float_math, host_io, index_tools, masked_indices,
     names, polynomials, printing, python_ufuncs, sampled_calculus, signal_tools, type_names, vectorizing,
 )
 from .bit_packing import *  # noqa: F403  (each of these modules lists its public names in __all__)
 from .complex_sorting import *  # noqa: F403
 from .einsum_planning import *  # noqa: F403
+from .extremes import *  # noqa: F403
 from .flat_updates import *  # noqa: F403
 from .float_math import *  # noqa: F403
 from .host_io import *  # noqa: F403
@@ -131,3 +132,4 @@ __all__ += printing.__all__
 __all__ += einsum_planning.__all__
 __all__ += masked_indices.__all__
 __all__ += python_ufuncs.__all__
+__all__ += extremes.__all__
