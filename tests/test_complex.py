@@ -12,6 +12,7 @@ import pytest
 import tensorstage as ts
 from tensorstage import numpy as tnp
 
+from directional_grads import assert_pair_grads_match
 from staging_errors import check_staging_errors
 
 
@@ -199,32 +200,9 @@ def _real_function(x: Any, y: Any, np_: Any) -> Any:
     )
 
 
-def test_gradients_through_complex_intermediates_match_finite_differences(rng: np.random.Generator) -> None:
+def test_gradients_through_complex_intermediates_match_finite_differences_and_jax(rng: np.random.Generator) -> None:
     x, y = rng.standard_normal(4), rng.standard_normal(4)
-    grads = ts.grad(lambda a, b: _real_function(a, b, tnp), argnums=(0, 1))(x, y)
-    forward = ts.jacfwd(lambda a, b: _real_function(a, b, tnp), argnums=(0, 1))(x, y)
-    eps = 1e-6
-    for k, g in enumerate(grads):
-        numeric = np.zeros(4)
-        for i in range(4):
-            step = np.zeros(4)
-            step[i] = eps
-            plus = [x + step, y] if k == 0 else [x, y + step]
-            minus = [x - step, y] if k == 0 else [x, y - step]
-            numeric[i] = (_real_function(*plus, np) - _real_function(*minus, np)) / (2 * eps)
-        np.testing.assert_allclose(np.asarray(g), numeric, rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(np.asarray(forward[k]), np.asarray(g), rtol=1e-12, atol=1e-12)
-
-
-def test_gradients_match_jax(rng: np.random.Generator) -> None:
-    jax = pytest.importorskip("jax")
-    jnp = pytest.importorskip("jax.numpy")
-    x, y = rng.standard_normal(4), rng.standard_normal(4)
-    got = ts.grad(lambda a, b: _real_function(a, b, tnp), argnums=(0, 1))(x, y)
-    with jax.enable_x64(True):  # a scope: jax's global setting is left to the other tests
-        want = jax.grad(lambda a, b: _real_function(a, b, jnp), argnums=(0, 1))(x, y)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-12)
+    assert_pair_grads_match(_real_function, x, y, rtol=1e-6, atol=1e-7, forward_tol=1e-12, jax_atol=1e-12)
 
 
 def test_jax_convention_for_a_real_function_of_z() -> None:

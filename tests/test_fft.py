@@ -11,6 +11,7 @@ import pytest
 import tensorstage as ts
 from tensorstage import numpy as tnp
 
+from directional_grads import assert_pair_grads_match
 from staging_errors import check_staging_errors
 
 NORMS = (None, "ortho", "forward")
@@ -113,31 +114,9 @@ def _spectral_loss(x: Any, y: Any, np_: Any) -> Any:
     return np_.sum(np_.sin(back)) + np_.sum(np_.abs(image) ** 2) + np_.sum(np_.fft.irfft2(image, s=(2, 5)) ** 2)
 
 
-def test_gradients_match_finite_differences(rng: np.random.Generator) -> None:
+def test_gradients_match_finite_differences_and_jax(rng: np.random.Generator) -> None:
     x, y = rng.standard_normal(6), rng.standard_normal(6)
-    grads = ts.grad(lambda a, b: _spectral_loss(a, b, tnp), argnums=(0, 1))(x, y)
-    forward = ts.jacfwd(lambda a, b: _spectral_loss(a, b, tnp), argnums=(0, 1))(x, y)
-    eps = 1e-6
-    for k, g in enumerate(grads):
-        numeric = np.zeros(6)
-        for i in range(6):
-            step = np.eye(6)[i] * eps
-            plus = (x + step, y) if k == 0 else (x, y + step)
-            minus = (x - step, y) if k == 0 else (x, y - step)
-            numeric[i] = (_spectral_loss(*plus, np) - _spectral_loss(*minus, np)) / (2 * eps)
-        np.testing.assert_allclose(np.asarray(g), numeric, rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(np.asarray(forward[k]), np.asarray(g), rtol=1e-11, atol=1e-11)
-
-
-def test_gradients_match_jax(rng: np.random.Generator) -> None:
-    jax = pytest.importorskip("jax")
-    jnp = pytest.importorskip("jax.numpy")
-    x, y = rng.standard_normal(6), rng.standard_normal(6)
-    got = ts.grad(lambda a, b: _spectral_loss(a, b, tnp), argnums=(0, 1))(x, y)
-    with jax.enable_x64(True):  # a scope: jax's global setting is left to the other tests
-        want = jax.grad(lambda a, b: _spectral_loss(a, b, jnp), argnums=(0, 1))(x, y)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-10)
+    assert_pair_grads_match(_spectral_loss, x, y, rtol=1e-6, atol=1e-6, forward_tol=1e-11, jax_atol=1e-10)
 
 
 def test_vmap_moves_the_batch_axis_off_the_transformed_ones(rng: np.random.Generator) -> None:
