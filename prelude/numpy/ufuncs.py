@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
@@ -273,17 +273,23 @@ def reciprocal(x: Tensor[IT, Unpack[Shape]]) -> Tensor[IT, Unpack[Shape]]:
 # ------------------------------------------------------------------------------------- transcendental
 
 
-def _float_unary(name: str, prim: Primitive) -> FloatUnary:
-    floats = _dt.FLOATS
+def _checked_unary(name: str, prim: Primitive, accepted: frozenset[Any], checked: Callable[[str, Any], Traced[Any]],
+                   what: str) -> Callable[..., Any]:
+    """``prim`` on one operand whose dtype is in ``accepted``; anything else goes through ``checked``, which converts
+    it or raises the op's error."""
 
     def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-        if type(x) is Traced and x.atom.aval.dtype in floats:  # what ``float_operand`` accepts, without its calls
+        if type(x) is Traced and x.atom.aval.dtype in accepted:  # what ``checked`` accepts, without its calls
             return wrap(bind(prim, x.atom))
-        return wrap(bind(prim, float_operand(name, x).atom))
+        return wrap(bind(prim, checked(name, x).atom))
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` of a floating-point tensor."
+    fn.__doc__ = f"Elementwise ``{name}`` of a {what} tensor."
     return op(fn)
+
+
+def _float_unary(name: str, prim: Primitive) -> FloatUnary:
+    return cast(FloatUnary, _checked_unary(name, prim, _dt.FLOATS, float_operand, "floating-point"))
 
 
 class InexactUnary(Protocol):
@@ -294,16 +300,7 @@ class InexactUnary(Protocol):
 
 def _inexact_unary(name: str, prim: Primitive) -> InexactUnary:
     """A function holomorphic on complex numbers (the principal branch where it has several, as NumPy's)."""
-    inexact = _dt.INEXACT
-
-    def fn(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-        if type(x) is Traced and x.atom.aval.dtype in inexact:  # what ``inexact_operand`` accepts, without its calls
-            return wrap(bind(prim, x.atom))
-        return wrap(bind(prim, inexact_operand(name, x).atom))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` of a floating-point or complex tensor."
-    return op(fn)
+    return cast(InexactUnary, _checked_unary(name, prim, _dt.INEXACT, inexact_operand, "floating-point or complex"))
 
 
 exp = _inexact_unary("exp", E.exp_p)
