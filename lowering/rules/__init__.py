@@ -13,5 +13,7 @@ from . import convolution
 from . import remat
 from . import fft
 from . import eig
+from . import lu
+from . import special
 
-__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "lu", "gather_scatter", "reductions", "remat", "slicing", "sorting", "special", "structural", "svd"]

@@ -13,5 +13,7 @@ from . import convolution  # conv_general_dilated
 from . import remat  # checkpoint_call, optimization_barrier
 from . import fft  # after complex_parts, whose rules it uses
 from . import eig  # after complex_parts and decompositions, whose helpers it uses
+from . import lu  # after decompositions, whose helpers it uses
+from . import special  # lgamma, digamma, ...
 
-__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "gather_scatter", "reductions", "remat", "slicing", "sorting", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "lu", "gather_scatter", "reductions", "remat", "slicing", "sorting", "special", "structural", "svd"]

@@ -1,0 +1,3 @@
+"""Lowering of the special-function primitives (``staging/primitives/special.py``)."""
+
+from __future__ import annotations

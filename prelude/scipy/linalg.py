@@ -1,0 +1,5 @@
+"""``tensorstage.scipy.linalg``."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
