@@ -401,6 +401,8 @@ CASES.update({
 
 # Cases for slicing.py and gather_scatter.py live in their own module, which adds them to CASES when imported.
 import slicing_cases  # noqa: E402,F401
+import special_cases  # noqa: E402,F401 - lgamma, digamma, ...
+import lu_cases  # noqa: E402,F401
 
 
 def canonical_svd(u: np.ndarray, s: np.ndarray, vh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,5 @@
+"""Registry cases for the special primitives (staging/primitives/special.py), merged into ``primitive_cases.CASES``."""
+
+from __future__ import annotations
+
+from primitive_cases import CASES, Case, normal, operands  # noqa: F401 - the pieces cases are built from
