@@ -312,13 +312,16 @@ def _runner(
 
     def run_here(dynamic: Sequence[Any]) -> Any:
         buffers = []
-        for leaf in dynamic:
-            if type(leaf) is new_array and (buffer := leaf.buffer)._sharding is sharding:
+        for leaf, aval, allowed in zip(dynamic, in_buffer_avals, ranges):
+            if type(leaf) is np.ndarray:  # host data goes to this device
+                buffers.append(put(runtime.contiguous(leaf), aval, sharding, devices))
+            elif isinstance(leaf, Array):
+                buffer = leaf.buffer
+                if buffer._sharding is not sharding and elsewhere(buffer):
+                    return ELSEWHERE  # Arrays elsewhere choose their own device
                 buffers.append(buffer)
-            else:  # host data goes to this device; Arrays elsewhere choose their own
-                if any(isinstance(item, Array) and elsewhere(item.buffer) for item in dynamic):
-                    return ELSEWHERE
-                return run(dynamic)
+            else:
+                buffers.append(transfer(leaf, aval, allowed))
         return execute_buffers(buffers)
 
     def run_buffers_here(buffers: list[Any], arrays: Sequence[Any]) -> Any:
