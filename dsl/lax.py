@@ -1,0 +1,9 @@
+"""``tensorstage.lax`` (implemented in ``tensorstage.prelude.lax``): JAX's ``jax.lax`` names, strict typing."""
+
+from .prelude.lax import *  # noqa: F403
+# mypy does not follow the package's ``__all__ += module.__all__`` into a star import: these modules' names directly
+from .prelude.lax.elementwise import *  # noqa: F403
+from .prelude.lax.reductions import *  # noqa: F403
+from .prelude.lax.scans import *  # noqa: F403
+from .prelude.lax.structural import *  # noqa: F403
+from .prelude.lax import __all__ as __all__

@@ -1,0 +1,19 @@
+"""``tensorstage.lax``: JAX's ``jax.lax`` on tensorstage's primitives. Strict where ``tensorstage.numpy`` is
+lenient: no dtype promotion, no broadcasting but of rank-0 operands, XLA's semantics (integer ``div`` toward zero,
+``rem`` with the dividend's sign, ``round`` away from zero). Control flow, collectives and ``stop_gradient`` are
+the ``tensorstage`` ones under their ``lax`` names."""
+
+from ...custom_derivatives import stop_gradient
+from ...collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
+from ...control_flow import cond, fori_loop, scan, switch, while_loop
+from . import elementwise, reductions, scans, structural
+from .elementwise import *  # noqa: F403
+from .reductions import *  # noqa: F403
+from .scans import *  # noqa: F403
+from .structural import *  # noqa: F403
+
+__all__ = [
+    "all_gather", "axis_index", "cond", "fori_loop", "pmax", "pmean", "pmin", "ppermute", "psum", "scan",
+    "stop_gradient", "switch", "while_loop",
+]
+__all__ += elementwise.__all__ + reductions.__all__ + scans.__all__ + structural.__all__
