@@ -3,9 +3,10 @@ dynamic slices, rounding halves away from zero, multi-key sorts), its strictness
 but of rank 0), gradients through its slices and scans against finite differences, and vmap.
 
 Deliberate differences from jax.lax: ``precision`` is accepted and ignored (f32 products run at full precision);
-``sort``'s ``is_stable`` is accepted and every sort is stable; ``reduce_xor``, ``reduce``/``reduce_window`` with a
-user computation, ``select_n``, ``gather``/``scatter`` with dimension numbers, convolutions and the
-special-function primitives are not here (``ts.scipy.special``, ``ts.nn`` and ``tnp`` indexing cover those needs).
+``sort``'s ``is_stable`` is accepted and every sort is stable; ``conv_general_dilated`` accepts string padding with
+``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_xor``, ``reduce`` (a user
+computation over axes), ``select_n``, ``gather``/``scatter`` with dimension numbers (``tnp`` indexing and ``.at``
+cover them), the random-bit and token primitives.
 """
 
 from __future__ import annotations
@@ -264,7 +265,38 @@ def test_gradients_through_slices_and_scans_match_finite_differences() -> None:
         lambda x: lax.reduce_prod(x, (1,)),
         lambda x: lax.map(lambda row: lax.tanh(row) * row, x),
         lambda x: lax.round(x * 3) + x,
+        lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2), (1, 1, 2), "SAME"),
+        lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2, 1), padding=[(0, 1), (1, 0), (0, 0)], base_dilation=(1, 2, 1)),
+        lambda x: lax.conv_general_dilated(x, x[:, :, :2] * 0.5, (1,), "SAME", rhs_dilation=(2,)),
     ], rng)
+
+
+def _windows(x: np.ndarray, window: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """Every window of ``x`` (no padding), stacked along a last axis, in NumPy."""
+    view = np.lib.stride_tricks.sliding_window_view(x, window)
+    view = view[tuple(slice(None, None, s) for s in strides)]
+    return view.reshape(*view.shape[: x.ndim], -1)
+
+
+def test_reduce_window_and_convolutions_match_numpy() -> None:
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 7, 9))
+    np.testing.assert_array_equal(np.asarray(lax.reduce_window(x, -np.inf, lax.max, (1, 3, 2), (1, 2, 2))),
+                                  _windows(x, (1, 3, 2), (1, 2, 2)).max(-1))
+    padded = np.pad(x, ((0, 0), (1, 1), (0, 1)))  # SAME for a 3x2 window at stride 1: one low, one high / one high
+    np.testing.assert_allclose(np.asarray(lax.reduce_window(x, 0.0, lax.add, (1, 3, 2), padding="SAME")),
+                               _windows(padded, (1, 3, 2), (1, 1, 1)).sum(-1), rtol=1e-12)
+    kernel = rng.standard_normal((4, 7, 3))  # (out features, in features, width): channels first
+    got = lax.conv_general_dilated(x, kernel, (2,), [(1, 0)])
+    lhs = np.pad(x, ((0, 0), (0, 0), (1, 0)))
+    want = np.einsum("bcwk,ock->bow", _windows(lhs, (1, 1, 3), (1, 1, 2)).reshape(2, 7, 4, 3), kernel)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    nhwc = lax.conv_general_dilated(x.transpose(0, 2, 1), kernel.transpose(2, 1, 0), (2,), [(1, 0)],
+                                    dimension_numbers=("NWC", "WIO", "NWC"))
+    np.testing.assert_allclose(np.asarray(nhwc), want.transpose(0, 2, 1), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(lax.conv(x, kernel, (1,), "VALID")),
+                               np.einsum("bcwk,ock->bow", _windows(x, (1, 1, 3), (1, 1, 1)).reshape(2, 7, 7, 3), kernel),
+                               rtol=1e-12)
 
 
 def test_vmap_and_map_with_batches() -> None:
@@ -298,6 +330,9 @@ def test_agrees_with_jax_lax_where_installed() -> None:
         (lambda m: m.dot_general(x, x, (((0,), (0,)), ((), ()))), 1e-5),
         (lambda m: m.clamp(np.float32(-0.5), x, np.float32(0.5)), None),
         (lambda m: m.shift_right_arithmetic(np.uint32([2**31, 7]), np.uint32([3, 1])), None),
+        (lambda m: m.reduce_window(x, np.float32(-np.inf), m.max, (2, 3), (2, 1), "SAME", (1, 2), (2, 1)), None),
+        (lambda m: m.conv_general_dilated(x[None, None], x[None, None, :2, :3], (1, 2), "SAME_LOWER",
+                                          rhs_dilation=(2, 1)), 1e-5),
     ]
     for k, (check, tol) in enumerate(checks):
         ours, theirs = np.asarray(check(lax)), np.asarray(check(jlax))
