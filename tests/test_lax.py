@@ -5,8 +5,7 @@ but of rank 0), gradients through its slices and scans against finite difference
 Deliberate differences from jax.lax: ``precision`` is accepted and ignored (f32 products run at full precision);
 ``sort``'s ``is_stable`` is accepted and every sort is stable; ``conv_general_dilated`` accepts string padding with
 ``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_xor``, ``reduce`` (a user
-computation over axes), ``select_n``, ``gather``/``scatter`` with dimension numbers (``tnp`` indexing and ``.at``
-cover them), the random-bit and token primitives.
+computation over axes), ``select_n``, the random-bit and token primitives.
 """
 
 from __future__ import annotations
@@ -299,6 +298,53 @@ def test_reduce_window_and_convolutions_match_numpy() -> None:
                                rtol=1e-12)
 
 
+def test_gather_and_scatter_with_dimension_numbers_and_modes() -> None:
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((5, 4))
+    rows = np.array([[0], [4], [2], [5], [-1]], np.int32)  # the last two windows do not fit
+    by_row = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    clamped = np.clip(rows[:, 0], 0, 4)
+    np.testing.assert_array_equal(np.asarray(lax.gather(x, rows, by_row, (1, 4))), x[clamped])
+    np.testing.assert_array_equal(np.asarray(lax.gather(x, rows, by_row, (1, 4), mode="clip")), x[clamped])
+    filled = np.asarray(lax.gather(x, rows, by_row, (1, 4), mode="fill", fill_value=-7.0))
+    np.testing.assert_array_equal(filled, np.concatenate([x[[0, 4, 2]], np.full((2, 4), -7.0)]))
+    assert np.isnan(np.asarray(lax.gather(x, rows, by_row, (1, 4), mode=lax.GatherScatterMode.FILL_OR_DROP))[3:]).all()
+    ints = np.arange(20, dtype=np.int32).reshape(5, 4)
+    assert np.asarray(lax.gather(ints, rows, by_row, (1, 4), mode="fill"))[4, 0] == np.iinfo(np.int32).min
+    # 2x2 windows at (row, column) starts
+    corners = np.array([[0, 0], [3, 2], [1, 1]], np.int32)
+    windows = lax.gather(x, corners, lax.GatherDimensionNumbers((1, 2), (), (0, 1)), (2, 2))
+    np.testing.assert_array_equal(np.asarray(windows), np.stack([x[r:r + 2, c:c + 2] for r, c in corners]))
+    updates = rng.standard_normal((5, 4))
+    to_rows = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                          scatter_dims_to_operand_dims=(0,))
+    repeated = np.array([[1], [3], [1], [7], [0]], np.int32)  # index 7 does not fit: dropped, or clipped to 4
+    want = x.copy()
+    np.add.at(want, repeated[:4, 0].clip(0, 4), updates[:4])
+    want[0] += updates[4]
+    added = lax.scatter_add(x, repeated, updates, to_rows)
+    want_dropped = want.copy()
+    want_dropped[4] -= updates[3]
+    np.testing.assert_allclose(np.asarray(added), want_dropped, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(lax.scatter_add(x, repeated, updates, to_rows, mode="clip")), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(lax.scatter_sub(x, repeated, -updates, to_rows)), want_dropped, rtol=1e-12)
+    want = x.copy()
+    np.maximum.at(want, repeated[[0, 1, 2, 4], 0], updates[[0, 1, 2, 4]])
+    np.testing.assert_array_equal(np.asarray(lax.scatter_max(x, repeated, updates, to_rows)), want)
+    unique = np.array([[2], [0]], np.int32)
+    want = x.copy()
+    want[[2, 0]] = updates[:2]
+    np.testing.assert_array_equal(np.asarray(lax.scatter(x, unique, updates[:2], to_rows)), want)
+    with pytest.raises(ValueError, match="mode"):
+        lax.gather(x, rows, by_row, (1, 4), mode="wrap")
+    assert_grads_match_finite_differences([
+        lambda v: lax.gather(v, np.array([[1, 2], [0, 2], [1, 9]], np.int32),
+                             lax.GatherDimensionNumbers((1, 2), (1,), (1, 2)), (2, 1, 2), mode="fill", fill_value=0.0),
+        lambda v: lax.scatter_mul(v, np.array([[0], [1], [0]], np.int32), v[np.array([0, 1, 0])] * 0.5 + 1.0,
+                                  lax.ScatterDimensionNumbers((1, 2), (0,), (0,))),
+    ], rng)
+
+
 def test_vmap_and_map_with_batches() -> None:
     rng = np.random.default_rng(6)
     x = rng.standard_normal((6, 4, 3)).astype(np.float32)
@@ -333,6 +379,10 @@ def test_agrees_with_jax_lax_where_installed() -> None:
         (lambda m: m.reduce_window(x, np.float32(-np.inf), m.max, (2, 3), (2, 1), "SAME", (1, 2), (2, 1)), None),
         (lambda m: m.conv_general_dilated(x[None, None], x[None, None, :2, :3], (1, 2), "SAME_LOWER",
                                           rhs_dilation=(2, 1)), 1e-5),
+        (lambda m: m.gather(x.reshape(5, 2, 3), np.array([[1], [0], [3], [1], [0]], np.int32),
+                            m.GatherDimensionNumbers((1,), (1,), (1,), (0,), (0,)), (1, 1, 3), mode="fill"), None),
+        (lambda m: m.scatter_add(x, np.array([[0], [3], [3], [6]], np.int32), x[:4] * 2,
+                                 m.ScatterDimensionNumbers((1,), (0,), (0,))), 1e-6),
     ]
     for k, (check, tol) in enumerate(checks):
         ours, theirs = np.asarray(check(lax)), np.asarray(check(jlax))
