@@ -4,8 +4,8 @@ but of rank 0), gradients through its slices and scans against finite difference
 
 Deliberate differences from jax.lax: ``precision`` is accepted and ignored (f32 products run at full precision);
 ``sort``'s ``is_stable`` is accepted and every sort is stable; ``conv_general_dilated`` accepts string padding with
-``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_xor``, ``reduce`` (a user
-computation over axes), ``select_n``, the random-bit and token primitives.
+``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_xor``, ``reduce_precision``, the
+random-bit and token primitives.
 """
 
 from __future__ import annotations
@@ -345,6 +345,31 @@ def test_gather_and_scatter_with_dimension_numbers_and_modes() -> None:
     ], rng)
 
 
+def test_reduce_with_any_associative_computation_and_select_n() -> None:
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((5, 7))
+    for axes in [(0,), (1,), (0, 1), (-1,), ()]:
+        np.testing.assert_allclose(np.asarray(lax.reduce(x, 0.0, lax.add, axes)), x.sum(axis=axes), rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(lax.reduce(np.zeros((3, 0)), -np.inf, lax.max, (1,))), np.full(3, -np.inf))
+    np.testing.assert_allclose(np.asarray(lax.reduce(x, -np.inf, tnp.logaddexp, (0,))), np.logaddexp.reduce(x, 0),
+                               rtol=1e-12)
+    columns = np.broadcast_to(np.arange(7, dtype=np.int32), (5, 7))
+
+    def first_max(a: Any, b: Any) -> Any:  # a variadic reduction on pairs: (value, index), as argmax
+        (va, ia), (vb, ib) = a, b
+        take = (va > vb) | ((va == vb) & (ia < ib))
+        return tnp.where(take, va, vb), tnp.where(take, ia, ib)
+
+    values, index = lax.reduce((x, columns), (-np.inf, np.int32(0)), first_max, (1,))
+    assert np.asarray(index).tolist() == x.argmax(1).tolist() and np.allclose(np.asarray(values), x.max(1))
+    with pytest.raises(ts.ShapeError, match="dimensions"):
+        lax.reduce(x, 0.0, lax.add, (0, 2))
+    which = rng.integers(0, 3, 7).astype(np.int32)
+    picked = lax.select_n(which, x[0], x[1], x[2])
+    np.testing.assert_array_equal(np.asarray(picked), np.choose(which, x[:3]))
+    np.testing.assert_array_equal(np.asarray(lax.select_n(x[0] > 0, x[1], x[2])), np.where(x[0] > 0, x[2], x[1]))
+
+
 def test_vmap_and_map_with_batches() -> None:
     rng = np.random.default_rng(6)
     x = rng.standard_normal((6, 4, 3)).astype(np.float32)
@@ -383,6 +408,8 @@ def test_agrees_with_jax_lax_where_installed() -> None:
                             m.GatherDimensionNumbers((1,), (1,), (1,), (0,), (0,)), (1, 1, 3), mode="fill"), None),
         (lambda m: m.scatter_add(x, np.array([[0], [3], [3], [6]], np.int32), x[:4] * 2,
                                  m.ScatterDimensionNumbers((1,), (0,), (0,))), 1e-6),
+        (lambda m: m.reduce(x, np.float32(1), m.mul, (0,)), 1e-6),
+        (lambda m: m.select_n(np.array([2, 0, 1, 1, 0, 2], np.int32), x[0], x[1], x[2]), None),
     ]
     for k, (check, tol) in enumerate(checks):
         ours, theirs = np.asarray(check(lax)), np.asarray(check(jlax))

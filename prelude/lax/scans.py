@@ -1,4 +1,4 @@
-"""``lax.associative_scan`` and ``lax.map``: a parallel prefix scan written with slices (so any associative
+"""``lax.associative_scan``, ``lax.reduce``, ``lax.select_n`` and ``lax.map``: a parallel prefix scan written with slices (so any associative
 function of tensors works, and gradients and batching come from the primitives it stages), and a sequential map
 over the leading axis on ``ts.scan``.
 
@@ -8,8 +8,10 @@ result, then fill in the even positions; ``fn`` is called O(log n) times on slic
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+import numpy as np
 
 from ...control_flow import scan
 from ...pytree import flatten, unflatten
@@ -17,7 +19,7 @@ from ...batching import vmap
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, op, shape_error
 
-__all__ = ["associative_scan", "map"]
+__all__ = ["associative_scan", "map", "reduce", "select_n"]
 
 T = TypeVar("T")
 Y = TypeVar("Y")
@@ -97,3 +99,62 @@ def map(f: Callable[[Any], Y], xs: Any, *, batch_size: int | None = None) -> Y: 
     ys = scan(lambda carry, x: (carry, vmap(f)(x)), 0, grouped)[1]
     y_leaves, y_tree = flatten(ys)
     return unflatten(y_tree, [tnp.reshape(y, (n, *as_tensor(y).aval.shape[2:])) for y in y_leaves])  # type: ignore[no-any-return]
+
+
+def _halve(xs: list[Any], inits: list[Any], combine: Callable[[list[Any], list[Any]], list[Any]], axis: int) -> list[Any]:
+    """One pairwise step along ``axis``: ``[x0 . x1, x2 . x3, ...]``, an odd last element paired with the init."""
+    if xs[0].shape[axis] % 2:
+        xs = [tnp.concatenate([x, _filled(i, (*x.shape[:axis], 1, *x.shape[axis + 1 :]), x.dtype)], axis=axis)
+              for x, i in zip(xs, inits)]
+    return combine(_take(xs, 0, None, 2, axis), _take(xs, 1, None, 2, axis))
+
+
+def _filled(value: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    return tnp.broadcast_to(tnp.asarray(value, dtype=dtype), shape)
+
+
+@op
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Sequence[int]) -> Any:
+    """``computation`` folded over ``dimensions`` of ``operands`` (a tensor or a pytree of tensors of one shape),
+    starting from ``init_values`` (of the same structure; an identity of ``computation``, as XLA requires).
+    ``computation`` must be associative; it is applied to adjacent pairs, log2(n) times per axis, so any
+    function of tensors works (``lax.add``, ``tnp.logaddexp``, a (value, index) argmax on pairs, ...)."""
+    leaves, tree = flatten(operands)
+    inits, init_tree = flatten(init_values)
+    if not leaves or len(inits) != len(leaves):
+        raise ValueError(f"lax.reduce: operands and init_values must have one structure, got {tree} and {init_tree}")
+    xs = [as_tensor(leaf) for leaf in leaves]
+    ndim = xs[0].aval.ndim
+    if any(x.aval.shape != xs[0].aval.shape for x in xs):
+        raise shape_error("reduce", f"lax.reduce: operands must have one shape, got {', '.join(str(x.aval) for x in xs)}")
+    if any(not -ndim <= a < ndim for a in dimensions) or len({a % ndim for a in dimensions}) != len(dimensions):
+        raise shape_error("reduce", f"lax.reduce: dimensions {tuple(dimensions)} do not name distinct axes of rank {ndim}")
+    axes = sorted(a % ndim for a in dimensions)
+
+    def combine(a: list[Any], b: list[Any]) -> list[Any]:
+        out, _ = flatten(computation(unflatten(tree, a), unflatten(tree, b)))
+        return list(out)
+
+    out: list[Any] = list(xs)
+    for axis in reversed(axes):
+        if out[0].shape[axis] == 0:  # nothing to fold: the init
+            out = [_filled(i, (*x.shape[:axis], *x.shape[axis + 1 :]), x.dtype) for x, i in zip(out, inits)]
+            continue
+        while out[0].shape[axis] > 1:
+            out = _halve(out, inits, combine, axis)
+        out = [tnp.squeeze(x, axis) for x in out]
+    return unflatten(tree, out)
+
+
+@op
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise: a bool ``which`` picks between two cases, an integer one among several (out
+    of range picks are undefined in XLA; here they take the last case)."""
+    if not cases:
+        raise ValueError("lax.select_n needs at least one case")
+    pick = as_tensor(which)
+    out: Any = as_tensor(cases[-1])
+    for k in reversed(range(len(cases) - 1)):
+        chosen = tnp.logical_not(pick) if pick.aval.dtype == np.bool_ else pick == k
+        out = tnp.where(chosen, cases[k], out)
+    return out
