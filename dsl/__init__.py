@@ -26,7 +26,7 @@ from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
 from .spmd import pmap
 from . import numpy
-from . import lax, nn, optim, random, scipy
+from . import lax, nn, optim, random, scipy, tree, tree_util
 from . import tensor as _tensor
 
 # Tensor's operators forward to the op library, which is defined in terms of Tensor.
@@ -41,7 +41,7 @@ __all__ = [
     "Inexact", "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "c64", "c128", "default_device", "device_put",
     "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
-    "vmap", "lax", "nn", "optim", "random", "scipy",
+    "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
