@@ -54,7 +54,8 @@ def tree_reduce(function: Callable[[T, Any], T], tree: Any, initializer: Any = _
     if initializer is _NO_INITIAL:
         if not leaves:
             raise TypeError("tree_reduce of a tree without leaves needs an initializer")
-        return functools.reduce(function, leaves)  # type: ignore[arg-type]
+        folded: T = functools.reduce(function, leaves)
+        return folded
     return functools.reduce(function, leaves, initializer)  # type: ignore[no-any-return]
 
 

@@ -5,8 +5,9 @@ Every function works inside programs and on concrete arrays; ``axis`` arguments 
 """
 
 from ._activations import (
-    elu, erf, gelu, glu, hard_tanh, leaky_relu, log_sigmoid, log_softmax, mish, relu, relu6, selu, silu, softmax,
-    softplus, softsign,
+    celu, elu, erf, gelu, glu, hard_sigmoid, hard_silu, hard_swish, hard_tanh, identity, leaky_relu, log1mexp,
+    log_sigmoid, log_softmax, logmeanexp, mish, relu, relu6, selu, silu, soft_sign, softmax, softplus, softsign,
+    sparse_plus, sparse_sigmoid, squareplus, swish,
 )
 from ._attention import MultiHeadAttention, dot_product_attention, multi_head_attention
 from ._conv import Conv, conv, conv_layer
@@ -21,12 +22,15 @@ from ._losses import (
 )
 from ._norm import LayerNorm, layer_norm, layer_norm_layer, rms_norm, standardize
 from ._pooling import avg_pool, max_pool
-from ..numpy import sigmoid
+from ..numpy import logsumexp, sigmoid, tanh
+from . import initializers
 
 __all__ = [
     "Conv", "Dense", "Embed", "LayerNorm", "MultiHeadAttention", "avg_pool", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "conv", "conv_layer", "cosine_similarity", "dense", "dot_product_attention",
     "dropout", "elu", "embed", "embedding", "erf", "gelu", "glorot", "glorot_normal", "glorot_uniform", "glu",
+    "celu", "hard_sigmoid", "hard_silu", "hard_swish", "identity", "log1mexp", "logmeanexp", "soft_sign",
+    "sparse_plus", "sparse_sigmoid", "squareplus", "swish", "tanh", "logsumexp", "initializers",
     "hard_tanh", "he", "he_normal", "he_uniform", "huber_loss", "kl_divergence", "l1_loss", "layer_norm",
     "layer_norm_layer", "leaky_relu", "log_sigmoid", "log_softmax", "max_pool", "mish", "mse",
     "multi_head_attention", "one_hot", "relu", "relu6", "rms_norm", "selu", "sigmoid",

@@ -11,7 +11,8 @@ from ...dtypes import DType, Floating
 from ...staging.primitives import elementwise as E
 from ...tensor import Tensor
 from ...custom_derivatives import stop_gradient
-from ..numpy import abs, exp, expm1, log, log1p, max as max_, sigmoid, split, sum as sum_, tanh, where
+from ..numpy import abs, clip, exp, expm1, log, log1p, logsumexp, max as max_, sigmoid, split, sqrt, sum as sum_
+from ..numpy import tanh, where
 from ..numpy._core import describe, float_operand, normalize_axes, op, shape_error, wrap
 
 DT = TypeVar("DT", bound=DType)
@@ -158,3 +159,69 @@ def glu(x: Tensor[FT, Unpack[tuple[Any, ...]]], axis: int | type = -1) -> Tensor
         raise shape_error("glu", f"axis {axis!r} of {describe(x)} has odd size {size}; it must split into two halves")
     a, b = split(t, 2, axis=index)
     return a * sigmoid(b)
+
+
+@op
+def celu(x: Tensor[FT, Unpack[Shape]], alpha: float = 1.0) -> Tensor[FT, Unpack[Shape]]:
+    """The continuously differentiable ELU: ``x`` where positive, else ``alpha * (exp(x / alpha) - 1)``."""
+    t = float_operand("celu", x)
+    return where(t > 0, t, alpha * expm1(where(t > 0, 0.0, t) / alpha))
+
+
+@op
+def hard_sigmoid(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``relu6(x + 3) / 6``: a piecewise-linear sigmoid."""
+    return relu6(float_operand("hard_sigmoid", x) + 3.0) / 6.0
+
+
+@op
+def hard_silu(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``x * hard_sigmoid(x)`` (also called hard swish)."""
+    return float_operand("hard_silu", x) * hard_sigmoid(x)
+
+
+@op
+def sparse_plus(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """0 below -1, ``x`` above 1, ``(x + 1)² / 4`` between: a softplus with exact zeros (Martins et al.)."""
+    t = float_operand("sparse_plus", x)
+    return where(t <= -1.0, 0.0, where(t >= 1.0, t, (t + 1.0) ** 2 / 4.0))
+
+
+@op
+def sparse_sigmoid(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``clip((x + 1) / 2, 0, 1)``: the derivative of ``sparse_plus``."""
+    return 0.5 * clip(float_operand("sparse_sigmoid", x) + 1.0, 0.0, 2.0)
+
+
+@op
+def squareplus(x: Tensor[FT, Unpack[Shape]], b: float = 4.0) -> Tensor[FT, Unpack[Shape]]:
+    """``(x + sqrt(x² + b)) / 2``: a smooth ReLU without exponentials (So, 2021)."""
+    t = float_operand("squareplus", x)
+    return (t + sqrt(t * t + b)) / 2.0
+
+
+@op
+def log1mexp(x: Tensor[FT, Unpack[Shape]]) -> Tensor[FT, Unpack[Shape]]:
+    """``log(1 - exp(-x))`` for ``x > 0``, accurate at both ends (Mächler's two branches, switching at log 2)."""
+    t = float_operand("log1mexp", x)
+    return where(t > math.log(2.0), log1p(-exp(-t)), log(-expm1(-t)))
+
+
+@op
+def logmeanexp(x: Tensor[FT, Unpack[tuple[Any, ...]]], axis: int | tuple[int, ...] | None = None,
+               keepdims: bool = False) -> Tensor[FT, Unpack[tuple[Any, ...]]]:
+    """``log(mean(exp(x)))`` over ``axis`` (all axes when None), computed as a stable logsumexp."""
+    t = float_operand("logmeanexp", x)
+    axes = normalize_axes("logmeanexp", axis, t)
+    count = math.prod(t.aval.shape[a] for a in axes)
+    return logsumexp(t, axis=axes, keepdims=keepdims) - (math.log(count) if count else -math.inf)  # empty: NaN
+
+
+def identity(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
+    """``x`` itself (an activation slot that does nothing)."""
+    return x
+
+
+soft_sign = softsign
+swish = silu
+hard_swish = hard_silu
