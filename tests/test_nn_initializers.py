@@ -105,3 +105,12 @@ def test_initializers_and_activations_equal_jaxs_where_installed() -> None:
     for name in ["celu", "hard_sigmoid", "hard_silu", "sparse_plus", "sparse_sigmoid", "squareplus", "soft_sign", "swish"]:
         np.testing.assert_allclose(np.asarray(getattr(ts.nn, name)(x)), np.asarray(getattr(jax.nn, name)(x)),
                                    rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_every_jax_nn_name_is_here_but_the_scaled_formats() -> None:
+    """ts.nn offers jax.nn's names (but its microscaling-format matmuls, which need float8 types tensorstage lacks)."""
+    jax = pytest.importorskip("jax")
+    absent_on_purpose = {"get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul"}
+    public = {name for name in dir(jax.nn) if not name.startswith("_")}
+    assert sorted(public - set(dir(ts.nn)) - absent_on_purpose) == []
+    assert sorted({n for n in dir(jax.nn.initializers) if not n.startswith("_")} - set(dir(ts.nn.initializers))) == []
