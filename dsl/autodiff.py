@@ -17,7 +17,7 @@ import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from . import pytree
-from .dtypes import DType, Floating
+from .dtypes import Complex, DType, Floating
 from .program import Program
 from .staging import dtypes as _dt
 from .staging.builder import inline, is_staging
@@ -34,6 +34,8 @@ from .trace import WeakTraced, wrap
 
 DT = TypeVar("DT", bound=DType)
 FT = TypeVar("FT", bound=Floating)  # the differentiated output: a floating-point scalar Tensor[FT]
+CT = TypeVar("CT", bound=Complex)  # holomorphic=True: complex inputs ...
+CT2 = TypeVar("CT2", bound=Complex)  # ... and a complex output, of its own precision
 S_ = TypeVarTuple("S_")
 Ts = TypeVarTuple("Ts")  # jvp / vjp: the primals' types, whatever their number
 A = TypeVar("A")
@@ -58,8 +60,16 @@ def _argnums(argnums: Argnums, nargs: int, op: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _check_differentiable(sub: Subgraph, nums: Sequence[int], op: str) -> list[bool]:
-    """Which graph inputs to differentiate: every leaf of the chosen arguments, which must be floating-point."""
+# The inputs a transform differentiates: floating-point or complex ("inexact"), real only (jacfwd: a complex input
+# needs holomorphic=True there, as in JAX) or complex only (holomorphic=True).
+Inputs = Lit["inexact", "real", "complex"]
+
+
+def _check_differentiable(
+    sub: Subgraph, nums: Sequence[int], op: str, inputs: Inputs = "inexact", fname: str = "the function"
+) -> list[bool]:
+    """Which graph inputs to differentiate: every leaf of the chosen arguments, which must be of kind ``inputs``
+    (errors name the function ``fname``)."""
     wants = []
     for i, var in enumerate(sub.graph.inputs):
         arg = sub.leaf_arg[i]
@@ -71,8 +81,33 @@ def _check_differentiable(sub: Subgraph, nums: Sequence[int], op: str) -> list[b
                 op,
                 user_location(),
             )
+        if want and inputs != "inexact" and _dt.is_complex(var.aval.dtype) != (inputs == "complex"):
+            raise TransformError(_input_kind_message(f"{sub.leaf_names[i]} of {fname}", var.aval, inputs), op,
+                                 user_location())
         wants.append(want)
     return wants
+
+
+def _input_kind_message(what: str, aval: Aval, inputs: Inputs) -> str:
+    if inputs == "complex":
+        return (f"with holomorphic=True the inputs differentiated must be complex, but {what} is {aval}: convert it "
+                "(.astype(ts.c64)), or leave holomorphic out")
+    return (f"{what} is {aval}, a complex input: for a holomorphic function pass holomorphic=True (the derivative is "
+            "then f'(z)); otherwise differentiate with respect to its real and imaginary parts, or use ts.jvp")
+
+
+def _check_output_kind(sub: Subgraph, k: int, holomorphic: bool, op: str, fname: str) -> None:
+    """jacrev's outputs, and any holomorphic transform's, must be real, or complex with ``holomorphic``."""
+    aval = sub.graph.outputs[k].aval
+    if _dt.is_complex(aval.dtype) == holomorphic:  # (integer outputs without holomorphic: a zero derivative)
+        return
+    which = f"output {k} of {fname}" if len(sub.graph.outputs) > 1 else f"the output of {fname}"
+    if holomorphic:
+        message = f"with holomorphic=True the outputs must be complex, but {which} is {aval}: leave holomorphic out"
+    else:
+        message = (f"{which} is {aval}, a complex output: for a holomorphic function pass holomorphic=True (the "
+                   "derivative is then f'(z)); otherwise differentiate tnp.real and tnp.imag of it, or use ts.vjp")
+    raise TransformError(message, op, user_location())
 
 
 def _check_leaves(args: Sequence[Any], nums: Sequence[int], names: Sequence[str], op: str) -> None:
@@ -108,8 +143,9 @@ def _select_args(values: list[Any], argnums: Argnums) -> Any:
 # --------------------------------------------------------------------------------------------- grad family
 
 
-def _check_scalar_output(sub: Subgraph, has_aux: bool, op: str) -> None:
-    """The differentiated value (the first output) must be one floating-point scalar."""
+def _check_scalar_output(sub: Subgraph, has_aux: bool, op: str, holomorphic: bool, fname: str) -> None:
+    """The differentiated value (the first output) must be one floating-point scalar (complex with
+    ``holomorphic``)."""
     tree = sub.out_tree
     if has_aux:
         if tree.kind != "tuple" or len(tree.children) != 2:
@@ -130,9 +166,17 @@ def _check_scalar_output(sub: Subgraph, has_aux: bool, op: str) -> None:
             op,
             user_location(),
         )
-    if not _dt.is_float(aval.dtype):
+    if holomorphic:
+        if not _dt.is_complex(aval.dtype):
+            raise TransformError(f"with holomorphic=True {fname} must return a complex scalar, got {aval}: leave "
+                                 "holomorphic out to take the gradient of a real-valued function", op, user_location())
+    elif not _dt.is_float(aval.dtype):
+        hint = "" if not _dt.is_complex(aval.dtype) else (
+            ": for a holomorphic function pass holomorphic=True (the gradient is then f'(z)); otherwise take the "
+            "gradient of a real function of it (tnp.real, tnp.abs), or use ts.vjp"
+        )
         raise TransformError(
-            f"the function must return a floating-point scalar to take its gradient, got {aval}", op, user_location()
+            f"{fname} must return a floating-point scalar to take its gradient, got {aval}{hint}", op, user_location()
         )
 
 
@@ -143,14 +187,17 @@ def _dims(aval: Aval) -> str:
 
 
 def _value_and_grad_staged(
-    fun: Callable[..., Any], argnums: Argnums, has_aux: bool, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    fun: Callable[..., Any], argnums: Argnums, has_aux: bool, holomorphic: bool, op: str, args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> tuple[Any, Any]:
     names = param_names(fun)
     nums = _argnums(argnums, len(args), op)
     _check_leaves(args, nums, names, op)
     sub = stage_subgraph(fun, args, kwargs, nums, names)
-    _check_scalar_output(sub, has_aux, op)
-    wants = _check_differentiable(sub, nums, op)
+    fname = function_name(fun)
+    _check_scalar_output(sub, has_aux, op, holomorphic, fname)
+    wants = _check_differentiable(sub, nums, op, "complex" if holomorphic else "inexact", fname)
+    # A cotangent of 1 pulls back ``1 * f'(z)`` through a holomorphic f: its complex derivative.
     one = literal(1, sub.graph.outputs[0].aval.dtype)
     cts: list[MaybeZero] = [one]
     cts.extend(Zero(a.aval) for a in sub.graph.outputs[1:])  # aux outputs get no cotangent
@@ -163,71 +210,110 @@ def _value_and_grad_staged(
 # Static types (mypy and pyright): the function must return a floating-point scalar ``Tensor[FT]`` (a vector-valued
 # function matches no overload: an error at the grad(...) call), and the gradient has the type of the argument it
 # is taken for: ``Tensor[DT, *S]`` keeps dtype and dims, a pytree argument (a dict, an attrs class) its own type.
-# Several argnums give a tuple of gradients, typed Any.
+# Several argnums give a tuple of gradients, typed Any. With ``holomorphic=True`` the function maps complex
+# arguments (``Tensor[CT, *S]``) to a complex scalar (``Tensor[CT2]``) instead.
 @overload
 def value_and_grad(
-    fun: Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+    fun: Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False,
+    holomorphic: Lit[False] = False,
 ) -> Callable[Concatenate[Tensor[DT, Unpack[S_]], P], tuple[Tensor[FT], Tensor[DT, Unpack[S_]]]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[Concatenate[A, P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+    fun: Callable[Concatenate[A, P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False,
+    holomorphic: Lit[False] = False,
 ) -> Callable[Concatenate[A, P], tuple[Tensor[FT], A]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, Tensor[FT]], argnums: Argnums = 0, has_aux: Lit[False] = False
+    fun: Callable[P, Tensor[FT]], argnums: Argnums = 0, has_aux: Lit[False] = False, holomorphic: Lit[False] = False
 ) -> Callable[P, tuple[Tensor[FT], Any]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums = 0, *, has_aux: Lit[True]
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums = 0, *, has_aux: Lit[True],
+    holomorphic: Lit[False] = False,
 ) -> Callable[P, tuple[tuple[Tensor[FT], AUX], Any]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums, has_aux: Lit[True]
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums, has_aux: Lit[True], holomorphic: Lit[False] = False
 ) -> Callable[P, tuple[tuple[Tensor[FT], AUX], Any]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, Tensor[FT] | tuple[Tensor[FT], Any]], argnums: Argnums = 0, has_aux: bool = False
+    fun: Callable[Concatenate[Tensor[CT, Unpack[S_]], P], Tensor[CT2]], argnums: Lit[0] = 0,
+    has_aux: Lit[False] = False, *, holomorphic: Lit[True],
+) -> Callable[Concatenate[Tensor[CT, Unpack[S_]], P], tuple[Tensor[CT2], Tensor[CT, Unpack[S_]]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, Tensor[CT2] | tuple[Tensor[CT2], Any]], argnums: Argnums = 0, has_aux: bool = False, *,
+    holomorphic: Lit[True],
 ) -> Callable[..., Any]: ...
-def value_and_grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
-    """``f`` -> a function returning ``(f(x), grad)`` (``((f(x), aux), grad)`` with ``has_aux``)."""
+@overload
+def value_and_grad(
+    fun: Callable[P, Tensor[FT] | tuple[Tensor[FT], Any]], argnums: Argnums = 0, has_aux: bool = False,
+    holomorphic: Lit[False] = False,
+) -> Callable[..., Any]: ...
+def value_and_grad(
+    fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """``f`` -> a function returning ``(f(x), grad)`` (``((f(x), aux), grad)`` with ``has_aux``); ``holomorphic``
+    as in ``grad``."""
 
     def body(*args: Any, **kwargs: Any) -> Any:
-        return _value_and_grad_staged(fun, argnums, has_aux, "value_and_grad", args, kwargs)
+        return _value_and_grad_staged(fun, argnums, has_aux, holomorphic, "value_and_grad", args, kwargs)
 
     return as_program(body, fun, f"value_and_grad_{function_name(fun)}")
 
 
 @overload
 def grad(
-    fun: Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+    fun: Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False,
+    holomorphic: Lit[False] = False,
 ) -> Callable[Concatenate[Tensor[DT, Unpack[S_]], P], Tensor[DT, Unpack[S_]]]: ...
 @overload
 def grad(
-    fun: Callable[Concatenate[A, P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False
+    fun: Callable[Concatenate[A, P], Tensor[FT]], argnums: Lit[0] = 0, has_aux: Lit[False] = False,
+    holomorphic: Lit[False] = False,
 ) -> Callable[Concatenate[A, P], A]: ...
 @overload
-def grad(fun: Callable[P, Tensor[FT]], argnums: Argnums = 0, has_aux: Lit[False] = False) -> Callable[P, Any]: ...
+def grad(
+    fun: Callable[P, Tensor[FT]], argnums: Argnums = 0, has_aux: Lit[False] = False, holomorphic: Lit[False] = False
+) -> Callable[P, Any]: ...
 @overload
 def grad(
-    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums = 0, *, has_aux: Lit[True]
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums = 0, *, has_aux: Lit[True],
+    holomorphic: Lit[False] = False,
 ) -> Callable[P, tuple[Any, AUX]]: ...
 @overload
 def grad(
-    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums, has_aux: Lit[True]
+    fun: Callable[P, tuple[Tensor[FT], AUX]], argnums: Argnums, has_aux: Lit[True], holomorphic: Lit[False] = False
 ) -> Callable[P, tuple[Any, AUX]]: ...
 @overload
 def grad(
-    fun: Callable[P, Tensor[FT] | tuple[Tensor[FT], Any]], argnums: Argnums = 0, has_aux: bool = False
+    fun: Callable[Concatenate[Tensor[CT, Unpack[S_]], P], Tensor[CT2]], argnums: Lit[0] = 0,
+    has_aux: Lit[False] = False, *, holomorphic: Lit[True],
+) -> Callable[Concatenate[Tensor[CT, Unpack[S_]], P], Tensor[CT, Unpack[S_]]]: ...
+@overload
+def grad(
+    fun: Callable[P, Tensor[CT2] | tuple[Tensor[CT2], Any]], argnums: Argnums = 0, has_aux: bool = False, *,
+    holomorphic: Lit[True],
 ) -> Callable[..., Any]: ...
-def grad(fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
+@overload
+def grad(
+    fun: Callable[P, Tensor[FT] | tuple[Tensor[FT], Any]], argnums: Argnums = 0, has_aux: bool = False,
+    holomorphic: Lit[False] = False,
+) -> Callable[..., Any]: ...
+def grad(
+    fun: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
     Gradients come back in the structure (and with the types, dim names included) of the arguments; with
-    ``has_aux`` the function returns ``(value, aux)`` and the gradient function returns ``(grad, aux)``.
+    ``has_aux`` the function returns ``(value, aux)`` and the gradient function returns ``(grad, aux)``. The
+    gradient of a real function of a complex ``z`` is the conjugate of ``df/dx + i df/dy``, as in JAX. With
+    ``holomorphic=True`` the function maps complex inputs to a complex scalar and the result is its complex
+    derivative ``f'(z)`` (meaningful where ``f`` is holomorphic; nothing checks that it is).
     """
 
     def body(*args: Any, **kwargs: Any) -> Any:
-        value, grads = _value_and_grad_staged(fun, argnums, has_aux, "grad", args, kwargs)
+        value, grads = _value_and_grad_staged(fun, argnums, has_aux, holomorphic, "grad", args, kwargs)
         return (grads, value[1]) if has_aux else grads
 
     return as_program(body, fun, f"grad_{function_name(fun)}")
@@ -390,7 +476,12 @@ def _to_jacobian(rows: Atom, out: Aval, inp: Aval, rows_lead_out: bool) -> Atom:
     return S.reshape(flat, (*out.shape, *inp.shape), (*out.dims, *inp.dims))
 
 
-def _jacobian(fun: Callable[..., Any], argnums: Argnums, forward: bool, op: str) -> Program[..., Any]:
+def _jacobian(
+    fun: Callable[..., Any], argnums: Argnums, forward: bool, op: str, holomorphic: bool
+) -> Program[..., Any]:
+    """As JAX: forward mode takes real inputs and reverse mode gives real outputs' rows, unless ``holomorphic``
+    (complex inputs and outputs, and the Jacobian of complex derivatives); one real column or row of a complex map
+    alone would be half its derivative."""
     from .batching import vmap
 
     def body(*args: Any, **kwargs: Any) -> Any:
@@ -398,7 +489,12 @@ def _jacobian(fun: Callable[..., Any], argnums: Argnums, forward: bool, op: str)
         nums = _argnums(argnums, len(args), op)
         _check_leaves(args, nums, names, op)
         sub = stage_subgraph(fun, args, kwargs, nums, names)
-        wants = _check_differentiable(sub, nums, op)
+        fname = function_name(fun)
+        kind: Inputs = "complex" if holomorphic else "real" if forward else "inexact"
+        wants = _check_differentiable(sub, nums, op, kind, fname)
+        if holomorphic or not forward:
+            for k in range(len(sub.graph.outputs)):
+                _check_output_kind(sub, k, holomorphic, op, fname)
         inputs = [i for i, w in enumerate(wants) if w]
         outs = list(sub.graph.outputs)
         # blocks[k][j]: d output k / d input j
@@ -433,16 +529,22 @@ def _jacobian(fun: Callable[..., Any], argnums: Argnums, forward: bool, op: str)
     return as_program(body, fun, f"{op}_{function_name(fun)}")
 
 
-def jacfwd(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
-    """The Jacobian by forward mode (one JVP per input element, vectorized with vmap): shape ``(*out, *in)``."""
-    return _jacobian(fun, argnums, True, "jacfwd")
+def jacfwd(fun: Callable[..., Any], argnums: Argnums = 0, holomorphic: bool = False) -> Program[..., Any]:
+    """The Jacobian by forward mode (one JVP per input element, vectorized with vmap): shape ``(*out, *in)``.
+
+    Inputs must be real; ``holomorphic=True`` takes complex inputs and outputs and gives the complex derivatives.
+    """
+    return _jacobian(fun, argnums, True, "jacfwd", holomorphic)
 
 
-def jacrev(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
-    """The Jacobian by reverse mode (one VJP per output element, vectorized with vmap): shape ``(*out, *in)``."""
-    return _jacobian(fun, argnums, False, "jacrev")
+def jacrev(fun: Callable[..., Any], argnums: Argnums = 0, holomorphic: bool = False) -> Program[..., Any]:
+    """The Jacobian by reverse mode (one VJP per output element, vectorized with vmap): shape ``(*out, *in)``.
+
+    Outputs must be real; ``holomorphic=True`` takes complex inputs and outputs and gives the complex derivatives.
+    """
+    return _jacobian(fun, argnums, False, "jacrev", holomorphic)
 
 
-def hessian(fun: Callable[..., Any], argnums: Argnums = 0) -> Program[..., Any]:
+def hessian(fun: Callable[..., Any], argnums: Argnums = 0, holomorphic: bool = False) -> Program[..., Any]:
     """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``, whose errors name ``hessian``."""
-    return _jacobian(_jacobian(fun, argnums, False, "hessian"), argnums, True, "hessian")
+    return _jacobian(_jacobian(fun, argnums, False, "hessian", holomorphic), argnums, True, "hessian", holomorphic)

@@ -475,6 +475,7 @@ for _name, _case in [
     ("pow", Case(operands((3, 4), (3, 4)), np.power, dtypes=("complex128",))),
     ("neg", Case(normal(3, 4), np.negative, dtypes=COMPLEX)),
     ("abs", Case(normal(3, 4), np.abs, dtypes=COMPLEX)),
+    ("sign", Case(normal(3, 4), np.sign, dtypes=COMPLEX, label="complex")),
     ("integer_pow", Case(normal(3, 4), lambda x, y: x**y, {"y": -3}, dtypes=COMPLEX, label="complex")),
     ("exp", Case(normal(3, 4), np.exp, dtypes=COMPLEX)),
     ("log", Case(operands((3, 4), positive=(0,)), np.log, dtypes=COMPLEX)),

@@ -295,3 +295,32 @@ def test_settings_given_as_numpy_or_concrete_arrays() -> None:
     assert tnp.zeros(np.array([2, 3])).shape == (2, 3) and tnp.ones(tnp.asarray(3)).shape == (3,)
     assert ts.program(lambda v: tnp.zeros(np.array([2, 3])) + v)(x[:3]).shape == (2, 3)
     assert tnp.full(np.array([2]), 1.5).shape == (2,) and tnp.arange(np.array(4)).shape == (4,)
+
+
+def test_nanargmax_and_nanargmin_count_nans_as_the_fill_as_numpy() -> None:
+    """A NaN before the first real -inf (+inf for nanargmin) ties with it and wins, as in NumPy and JAX."""
+    nan, inf = np.nan, np.inf
+    rows = np.array([[nan, -inf, -inf], [-inf, nan, -inf], [nan, 1.0, -inf], [nan, nan, nan], [2.0, nan, 2.0]])
+
+    @ts.program
+    def run(x: Any) -> Any:
+        return tnp.nanargmax(x, axis=1), tnp.nanargmin(-x, axis=1), tnp.nanargmax(x[0]), tnp.nanargmin(-x[1])
+
+    got = [np.asarray(a) for a in run(rows)]
+    want_rows = [np.nanargmax(r) if not np.isnan(r).all() else -1 for r in rows]
+    np.testing.assert_array_equal(got[0], want_rows)
+    np.testing.assert_array_equal(got[0], [0, 0, 1, -1, 0])
+    np.testing.assert_array_equal(got[1], [np.nanargmin(-r) if not np.isnan(r).all() else -1 for r in rows])
+    assert int(got[2]) == np.nanargmax(rows[0]) == 0 and int(got[3]) == np.nanargmin(-rows[1]) == 0
+
+
+def test_settings_annotated_with_an_alias_are_seen_in_modules_that_do_not_import_its_names() -> None:
+    """``ShapeLike`` names ``Dim``, which creation.py does not import: the op wrapper must still find its shape
+    settings there, and an annotation that does not resolve must cost only its own parameter's conversion."""
+    from tensorstage.prelude.numpy import _core, creation
+
+    assert _core._python_value_parameters(creation.zeros.__wrapped__).names == {"shape"}
+    source = "from __future__ import annotations\ndef f(shape: ShapeLike, n: int, x: Unknown) -> None: ...\n"
+    namespace: dict[str, Any] = {"ShapeLike": _core.ShapeLike}
+    exec(source, namespace)  # noqa: S102 - a function in a module namespace without Dim or Unknown
+    assert _core._python_value_parameters(namespace["f"]) == (frozenset({0, 1}), frozenset({"shape", "n"}), {})

@@ -98,9 +98,9 @@ def _python_value_parameters(fn: Callable[..., Any]) -> _Settings:
     array, as a NumPy scalar given as data is; staged, a strongly typed f64 in a rate's arithmetic)."""
     try:
         signature = inspect.signature(fn)
-        hints = typing.get_type_hints(fn)
-    except (TypeError, ValueError, NameError):
+    except (TypeError, ValueError):
         return _Settings(frozenset(), frozenset(), {})
+    hints = _parameter_hints(fn)
     positions, names, flags = set(), set(), {}
     for i, (pname, parameter) in enumerate(signature.parameters.items()):
         if pname in hints and _python_values_only(hints[pname]):
@@ -111,6 +111,30 @@ def _python_value_parameters(fn: Callable[..., Any]) -> _Settings:
             if hints[pname] is bool:
                 flags[pname] = i if positional else sys.maxsize
     return _Settings(frozenset(positions), frozenset(names), flags)
+
+
+def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``fn``'s annotations resolved in its module's namespace; if one does not resolve there (a name imported for
+    type checking only), each of the others on its own, so that it alone loses the settings conversion."""
+    try:
+        return typing.get_type_hints(fn)
+    except (TypeError, NameError):
+        pass
+    hints = {}
+    namespace = getattr(fn, "__globals__", {})
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        try:
+            hints.update(typing.get_type_hints(_Annotations({name: annotation}), globalns=namespace))
+        except (TypeError, NameError):
+            continue
+    return hints
+
+
+class _Annotations:
+    """One annotation to resolve (``typing.get_type_hints`` takes objects holding ``__annotations__``)."""
+
+    def __init__(self, annotations: dict[str, Any]) -> None:
+        self.__annotations__ = annotations
 
 
 def _python_values_only(hint: Any) -> bool:
@@ -451,7 +475,9 @@ def as_tensor(x: Any) -> Traced[Any]:
     return wrap(atom(x))
 
 
-ShapeLike: TypeAlias = "int | type[Dim] | Sequence[int | type[Dim]]"
+# An alias of types, not a string: a string alias is evaluated where an annotation names it, in the op's module
+# (``typing.get_type_hints``), which need not import ``Dim``; the settings conversion in ``op`` then missed shapes.
+ShapeLike: TypeAlias = int | type[Dim] | Sequence[int | type[Dim]]
 
 
 def parse_shape(name: str, shape: ShapeLike) -> tuple[tuple[int, ...], tuple[DimName, ...]]:

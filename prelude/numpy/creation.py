@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, TypeVar, cast, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
@@ -18,7 +17,6 @@ from ._core import ShapeLike, _python_values, as_tensor, describe, op, parse_sha
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 DT = TypeVar("DT", bound=DType)
-F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
 DT2 = TypeVar("DT2", bound=DType)
 Sh = TypeVarTuple("Sh")
@@ -65,19 +63,6 @@ def _filled_like(fn: Callable[..., Any]) -> FilledLike:
     return fn
 
 
-def _static_op(fn: F) -> F:
-    """An op whose arguments are all static (sizes, bounds, fill values): NumPy scalars and concrete arrays among
-    them (``x.shape[0]`` of a NumPy array, ``zeros(np.array([2, 3]))``) are passed as Python values rather than
-    staged as runtime inputs."""
-    staged = op(fn)
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return staged(*_python_values(args), **{k: _python_values(v) if k != "dtype" else v for k, v in kwargs.items()})
-
-    return cast(F, wrapper)
-
-
 def _dtype(dtype: Any, default: np.dtype[Any] = _dt.DEFAULT_FLOAT) -> np.dtype[Any]:
     return default if dtype is None else to_numpy(dtype)
 
@@ -87,7 +72,7 @@ def full(shape: ShapeLike, fill_value: Any, dtype: type[DType] | Any = None) -> 
     if isinstance(fill_value, (Tensor, np.ndarray, list, tuple)):
         return _full_array(shape, array(fill_value, dtype))
     if dtype is None and isinstance(fill_value, np.generic):
-        dtype = fill_value.dtype  # NumPy: the fill value's dtype (lost once _static_op makes it a Python scalar)
+        dtype = fill_value.dtype  # NumPy: the fill value's dtype (lost once op makes it a Python scalar)
     return _full(shape, fill_value, dtype)
 
 
@@ -105,7 +90,7 @@ def _broadcastable(op_name: str, x: AnyTensor, sizes: tuple[int, ...]) -> Atom:
     return S.reshape(as_tensor(x).atom, (1,) * (len(sizes) - len(shape)) + shape)
 
 
-@_static_op
+@op
 def _full(shape: ShapeLike, fill_value: complex, dtype: type[DType] | Any) -> AnyTensor:
     sizes, names = parse_shape("full", shape)
     if type(fill_value) not in (int, float, bool, complex) and not isinstance(fill_value, (np.number, np.bool_)):
@@ -121,14 +106,14 @@ def _full(shape: ShapeLike, fill_value: complex, dtype: type[DType] | Any) -> An
 
 
 @_filled
-@_static_op
+@op
 def zeros(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = parse_shape("zeros", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 0))
 
 
 @_filled
-@_static_op
+@op
 def ones(shape: ShapeLike, dtype: type[DType] | Any = None) -> AnyTensor:
     sizes, names = parse_shape("ones", shape)
     return wrap(S.full_like(Aval(sizes, _dtype(dtype), names), 1))
@@ -169,7 +154,7 @@ def empty_like(x: AnyTensor, dtype: type[DType] | Any = None, shape: ShapeLike |
     return full_like(x, 0, dtype, shape)
 
 
-@_static_op
+@op
 def arange(start: int | float, stop: int | float | None = None, step: int | float = 1,
            dtype: type[DType] | Any = None) -> AnyTensor:
     if start is None:
@@ -302,7 +287,7 @@ def indices(
 def indices(
     dimensions: Sequence[int], dtype: type[DType] | Any = None, *, sparse: Literal[True]
 ) -> tuple[AnyTensor, ...]: ...
-@_static_op
+@op
 def indices(
     dimensions: Sequence[int], dtype: type[DType] | Any = None, sparse: bool = False
 ) -> AnyTensor | tuple[AnyTensor, ...]:
@@ -320,7 +305,7 @@ def fromfunction(function: Callable[..., R], shape: Sequence[int], *, dtype: typ
     return function(*(grids[i] for i in range(len(shape))), **kwargs)
 
 
-@_static_op
+@op
 def eye(n: int, m: int | None = None, k: int = 0, dtype: type[DType] | Any = None) -> AnyTensor:
     return wrap(literal(np.eye(n, m, k), _dtype(dtype)))
 

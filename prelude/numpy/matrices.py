@@ -30,7 +30,7 @@ from ._core import (
     as_tensor, atom, broadcast_shapes, describe, dtype_error, float_operand, normalize_axes, op, result_dtype,
     shape_error, wrap,
 )
-from .creation import _dtype, _static_op
+from .creation import _dtype
 from .linalg import as_counts, as_logical
 from .static_settings import static_int
 
@@ -73,7 +73,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: None = None) -> Tensor[
 def tri(N: int, M: int | None, k: int, dtype: type[DT]) -> Tensor[DT, Any, Any]: ...
 @overload
 def tri(N: int, M: int | None = None, k: int = 0, *, dtype: type[DT]) -> Tensor[DT, Any, Any]: ...
-@_static_op
+@op
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones at and below the ``k``-th diagonal of an ``N x M`` matrix (default dtype f32, NumPy's is f64)."""
     n = static_int("tri", N, "N")

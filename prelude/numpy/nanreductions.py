@@ -136,18 +136,12 @@ def _nan_arg(name: str, prim: Any, x: Any, axis: int | type | None, fill: float)
         (index,) = normalize_axes(name, axis, t, allow_none=False)
     _check_nonempty(name, t, (index,))
     a = t.atom
+    # NaNs count as the fill (-inf for argmax), as NumPy and JAX count them: a NaN before the first real -inf
+    # ties with it and wins (``nanargmax([nan, -inf])`` is 0, a NaN's index, there too).
     found = bind(prim, _without_nans(t, fill), axis=index, index_dtype=_dt.DEFAULT_INT)
     if not _dt.is_float(a.aval.dtype):
         return wrap(found)
-    # A NaN replaced by -inf (for argmax) ties with a real -inf and may come first: where the best value is that
-    # fill, the answer is the first real one; an all-NaN slice has none and gives -1.
-    nan = _isnan(a)
-    real_fill = bind(E.and_p, E.eq(a, E.scalar(fill, a)), bind(E.not_p, nan))
-    first_fill = bind(R.argmax_p, real_fill, axis=index, index_dtype=_dt.DEFAULT_INT)
-    reducer = R.reduce_max if prim is R.argmax_p else R.reduce_min
-    best = reducer(_without_nans(t, fill), (index,))
-    found = E.select(E.eq(best, E.scalar(fill, best)), first_fill, found)
-    all_nan = R.reduce_min(nan, (index,))
+    all_nan = R.reduce_min(_isnan(a), (index,))
     return wrap(E.select(all_nan, E.scalar(-1, found), found))
 
 
@@ -155,7 +149,8 @@ def _nan_arg(name: str, prim: Any, x: Any, axis: int | type | None, fill: float)
 @op
 def nanargmax(x: AnyTensor, axis: int | type | None = None) -> AnyTensor:
     """Index of the largest non-NaN value (the first of ties). NumPy raises for an all-NaN slice; a compiled
-    program cannot, so such a slice gives -1."""
+    program cannot, so such a slice gives -1. As in NumPy and JAX, NaNs count as -inf otherwise: where the largest
+    value is -inf, a NaN before it wins (``nanargmax([nan, -inf])`` is 0)."""
     return _nan_arg("nanargmax", R.argmax_p, x, axis, -math.inf)
 
 

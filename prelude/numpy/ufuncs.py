@@ -246,7 +246,8 @@ def abs(x: Tensor[c128, Unpack[Shape]]) -> Tensor[f64, Unpack[Shape]]: ...  # no
 def abs(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]: ...  # noqa: A001
 @op
 def abs(x: Tensor[Any, Unpack[Shape]]) -> Tensor[Any, Unpack[Shape]]:  # noqa: A001 - NumPy's name
-    """``|x|``; of a complex tensor, its modulus in the real dtype of its parts (f32 for c64)."""
+    """``|x|``; of a complex tensor, its modulus in the real dtype of its parts (f32 for c64): inf where a part is
+    infinite, even beside a NaN, as NumPy's (C's hypot)."""
     return _unary(E.abs_p, x)
 
 
@@ -255,7 +256,15 @@ absolute = abs
 
 @op
 def sign(x: Tensor[DT, Unpack[Shape]]) -> Tensor[DT, Unpack[Shape]]:
-    """-1, 0 or 1 in ``x``'s dtype (NaN for NaN). ``sign(-0.0)`` is -0.0, as XLA and JAX give it (NumPy: 0.0)."""
+    """-1, 0 or 1 in ``x``'s dtype (NaN for NaN). ``sign(-0.0)`` is -0.0, as XLA and JAX give it (NumPy: 0.0).
+
+    Of a complex ``z``: ``z / |z|``, and 0 at 0, as NumPy 2 (the sign of the infinite part on its axis where one
+    part is infinite; NaN where a part is NaN and none infinite, or both are infinite). Differences: a zero keeps
+    its parts' signs, as the real -0.0 does; where ``|z|`` overflows (a part beyond ~0.7 of the largest float)
+    the result is right here and ±1j or ±1 in NumPy; a ``z`` whose parts are both subnormal is 0 to XLA's CPU
+    arithmetic, which then returns ``z`` itself (NumPy: its phase), as it reads a real subnormal's sign as 0.
+    The derivative of a complex sign is that of z / |z|, where JAX gives none; a real sign's derivative is 0.
+    """
     return _unary(E.sign_p, x)
 
 

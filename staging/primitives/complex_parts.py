@@ -1,10 +1,12 @@
-"""Complex numbers' own primitives: real, imag, conj, complex (two floats into one complex number).
+"""Complex numbers' own primitives: real, imag, conj, complex (two floats into one complex number); and the
+derivative rules of abs and sign for complex operands (elementwise.py defines those primitives).
 
 Derivatives follow JAX's convention: a complex value is a pair of reals, a tangent is complex-linear in the
 primal's tangent where the function is holomorphic, and reverse mode transposes the linear map under the real
 pairing ``<a, b> = Re(sum(a * b))`` (no conjugation). So a holomorphic rule's cotangent is ``ct * f'(z)``, the
 same expression as its tangent, and ``grad`` of a real function of ``z`` is the conjugate of ``df/dx + i df/dy``:
-``grad(|z|²)(3+4j) == 6-8j``, as in JAX.
+``grad(|z|²)(3+4j) == 6-8j``, as in JAX. One deliberate difference: JAX gives complex ``sign`` no derivative;
+here it has that of ``z / |z|``, 0 at 0.
 """
 
 from __future__ import annotations
@@ -136,13 +138,18 @@ def _complex_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, w
 complex_p.def_batch(E.batch_elementwise(complex_p))
 
 
-# ----------------------------------------------------------------------------------------- abs of complex
+# ------------------------------------------------------------------------------------ abs and sign of complex
+
+
+def _safe(magnitude: Atom) -> Atom:
+    """``|z|`` with 1 where it is 0, a divisor whose quotient the callers discard there (a NaN would still reach
+    second derivatives through the discarded branch)."""
+    return E.select(E.eq(magnitude, E.scalar(0, magnitude)), S.full_like(magnitude, 1), magnitude)
 
 
 def unit_phase(z: Atom, magnitude: Atom) -> Atom:
     """``z / |z|``, and 0 at 0 (the direction in which |z| grows; JAX's subgradient there)."""
-    safe = E.select(E.eq(magnitude, E.scalar(0, magnitude)), S.full_like(magnitude, 1), magnitude)
-    return E.select(E.eq(z, E.scalar(0, z)), S.full_like(z, 0), E.div(z, as_complex(safe, z.aval.dtype)))
+    return E.select(E.eq(z, E.scalar(0, z)), S.full_like(z, 0), E.div(z, as_complex(_safe(magnitude), z.aval.dtype)))
 
 
 def abs_jvp(z: Atom, t: Atom, magnitude: Atom) -> Atom:
@@ -153,3 +160,19 @@ def abs_jvp(z: Atom, t: Atom, magnitude: Atom) -> Atom:
 def abs_vjp(z: Atom, ct: Atom, magnitude: Atom) -> Atom:
     """The transpose of ``t -> Re(conj(u) t)`` under ``Re(a b)``: ``ct conj(u)``."""
     return E.mul(as_complex(ct, z.aval.dtype), conj(unit_phase(z, magnitude)))
+
+
+def _turn(u: Atom, across: Atom) -> Atom:
+    """``i u across``, for a real ``across``: a step of length ``across`` along the unit circle at ``u``."""
+    return E.mul(u, complex(S.full_like(across, 0), across))
+
+
+def sign_jvp(z: Atom, t: Atom, u: Atom) -> Atom:
+    """d(z/|z|) = (dz - u Re(conj(u) dz)) / |z| = i u Im(conj(u) dz) / |z| for ``u = sign(z)``: only the part of
+    dz across the ray through z turns the phase. 0 at z = 0, where u is 0."""
+    return _turn(u, E.div(imag(E.mul(conj(u), t)), _safe(E.abs(z))))
+
+
+def sign_vjp(z: Atom, ct: Atom, u: Atom) -> Atom:
+    """The transpose of ``t -> i u Im(conj(u) t) / |z|`` under ``Re(a b)``: ``i conj(u) Im(u ct) / |z|``."""
+    return _turn(conj(u), E.div(imag(E.mul(u, ct)), _safe(E.abs(z))))

@@ -415,7 +415,6 @@ cos_p = _unary("cos", INEXACT, INEXACT_WHAT, lambda x, y: neg(sin(x)))
 sqrt_p = _unary("sqrt", INEXACT, INEXACT_WHAT, lambda x, y: div(scalar(0.5, y), y))
 rsqrt_p = _unary("rsqrt", INEXACT, INEXACT_WHAT, lambda x, y: mul(scalar(-0.5, y), div(y, x)))
 abs_p = _unary("abs", ARITHMETIC, "numeric", lambda x, y: sign(x))  # complex |z|: real, its rules below
-_real_abs_jvp, _real_abs_vjp = abs_p.jvp, abs_p.vjp
 
 
 @abs_p.def_shape
@@ -424,27 +423,37 @@ def _abs_shape(x: Aval) -> Aval:
     return x.with_dtype(dtypes.real_dtype(x.dtype)) if x.dtype in dtypes.COMPLEX else x
 
 
-@abs_p.def_jvp
-def _abs_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
-    (z,), (t,) = primals, tangents
-    if z.aval.dtype not in dtypes.COMPLEX:
-        return _real_abs_jvp(primals, tangents, outs)  # type: ignore[misc]
-    from .complex_parts import abs_jvp
+def _complex_derivatives(prim: Primitive, rules: str) -> None:
+    """Complex operands of the unary ``prim`` take complex_parts' ``<rules>_jvp(z, t, out)`` and
+    ``<rules>_vjp(z, ct, out)``; real ones keep the rules ``prim`` has (complex_parts builds on this module, so
+    it is imported when a rule first runs)."""
+    real_jvp, real_vjp = prim.jvp, prim.vjp
 
-    return (Zero(outs[0].aval) if is_zero(t) else abs_jvp(z, t, outs[0]),)  # type: ignore[arg-type]
+    def jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+        (z,), (t,) = primals, tangents
+        if z.aval.dtype not in dtypes.COMPLEX:
+            return real_jvp(primals, tangents, outs)  # type: ignore[misc]
+        from . import complex_parts
+
+        return (Zero(outs[0].aval) if is_zero(t) else getattr(complex_parts, f"{rules}_jvp")(z, t, outs[0]),)
+
+    def vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+        (z,), (ct,) = primals, cts
+        if z.aval.dtype not in dtypes.COMPLEX:
+            return real_vjp(cts, primals, outs, wants)  # type: ignore[misc]
+        from . import complex_parts
+
+        return (Zero(z.aval) if isinstance(ct, Zero) else getattr(complex_parts, f"{rules}_vjp")(z, ct, outs[0]),)
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
 
 
-@abs_p.def_vjp
-def _abs_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
-    (z,), (ct,) = primals, cts
-    if z.aval.dtype not in dtypes.COMPLEX:
-        return _real_abs_vjp(cts, primals, outs, wants)  # type: ignore[misc]
-    from .complex_parts import abs_vjp
-
-    return (Zero(z.aval) if isinstance(ct, Zero) else abs_vjp(z, ct, outs[0]),)
-
-# sign of a complex z is z / |z|, not piecewise constant: refused rather than given a zero derivative.
-sign_p = _unary("sign", NUMERIC, "real numeric", None)
+_complex_derivatives(abs_p, "abs")
+# sign of a complex z is z / |z| (0 at 0): not piecewise constant, so complex operands get its derivative (JAX
+# gives it none); real sign keeps a zero derivative.
+sign_p = _unary("sign", ARITHMETIC, "numeric", None)
+_complex_derivatives(sign_p, "sign")
 floor_p = _unary("floor", FLOAT, REAL_FLOAT, None)
 ceil_p = _unary("ceil", FLOAT, REAL_FLOAT, None)
 round_p = _unary("round", FLOAT, REAL_FLOAT, None)  # half to even, as NumPy
