@@ -164,6 +164,7 @@ CASES: dict[str, list[Case]] = {
     "slogdet": [Case(ops(diagonal_heavy(3, 3)))],
     "det": [Case(ops(diagonal_heavy(3, 3)))],
     "cofactors": [Case(ops(diagonal_heavy(3, 3)))],
+    "lu": [Case(ops(normal(4, 4))), Case(ops(normal(5, 3))), Case(ops(normal(2, 3, 4)))],  # staging/primitives/lu.py
 }
 
 
