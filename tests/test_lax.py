@@ -424,3 +424,16 @@ def test_every_name_is_jax_laxs() -> None:
     """ts.lax offers jax.lax's names with jax.lax's meaning: none of its own (checked where jax is installed)."""
     jax = pytest.importorskip("jax")
     assert sorted(set(lax.__all__) - set(dir(jax.lax))) == []
+
+
+def test_special_functions_match_scipy() -> None:
+    special = pytest.importorskip("scipy.special")
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0.2, 8.0, 20)
+    a = rng.uniform(0.5, 4.0, 20)
+    run = ts.program(lambda x, a: [lax.lgamma(x), lax.digamma(x), lax.erfc(x - 4), lax.bessel_i0e(x), lax.bessel_i1e(x),
+                                   lax.zeta(a + 1, x), lax.igamma(a, x), lax.igammac(a, x), lax.polygamma(2.0, x)])
+    refs = [special.gammaln(x), special.digamma(x), special.erfc(x - 4), special.i0e(x), special.i1e(x),
+            special.zeta(a + 1, x), special.gammainc(a, x), special.gammaincc(a, x), special.polygamma(2, x)]
+    for k, (got, want) in enumerate(zip(run(x, a), refs)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-11, atol=1e-13, err_msg=str(k))

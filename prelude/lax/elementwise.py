@@ -18,15 +18,18 @@ from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.primitives import complex_parts as C
 from ...staging.primitives import elementwise as E
+from ...staging.primitives import special as SP
 from ...staging.primitive import Primitive
 from ...tensor import Tensor
 from .. import numpy as tnp
+from ..scipy import special as scipy_special
 from ..numpy._core import as_tensor, dtype_error, op, wrap
 from ._operands import same_shapes, strict_atoms
 from .signatures import Binary, Comparison, Magnitude, Predicate, Unary
 
 __all__ = [
-    "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e",
+    "bessel_i1e", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "polygamma", "zeta", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "complex", "conj", "cos", "cosh", "div", "eq",
     "erf", "erf_inv", "exp", "exp2", "expm1", "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "log",
     "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "real",
@@ -109,6 +112,11 @@ atanh: Unary = _unary_via("atanh", tnp.arctanh)
 exp2: Unary = _unary_via("exp2", tnp.exp2)
 square: Unary = _unary_via("square", tnp.square)
 population_count: Unary = _unary_via("population_count", tnp.bitwise_count)
+lgamma: Unary = _unary("lgamma", SP.lgamma_p)
+digamma: Unary = _unary("digamma", SP.digamma_p)
+erfc: Unary = _unary("erfc", SP.erfc_p)
+bessel_i0e: Unary = _unary("bessel_i0e", SP.bessel_i0e_p)
+bessel_i1e: Unary = _unary("bessel_i1e", SP.bessel_i1e_p)
 
 add: Binary = _binary("add", E.add_p)
 sub: Binary = _binary("sub", E.sub_p)
@@ -125,6 +133,10 @@ bitwise_xor: Binary = _binary("bitwise_xor", E.xor_p)
 shift_left: Binary = _binary("shift_left", E.shift_left_p)
 shift_right_logical: Binary = _binary("shift_right_logical", E.shift_right_logical_p)
 nextafter: Binary = _binary_via("nextafter", tnp.nextafter)
+zeta: Binary = _binary("zeta", SP.zeta_p)
+igamma: Binary = _binary("igamma", SP.igamma_p)
+igammac: Binary = _binary("igammac", SP.igammac_p)
+igamma_grad_a: Binary = _binary("igamma_grad_a", SP.igamma_grad_a_p)
 
 eq: Comparison = _binary("eq", E.eq_p)
 ne: Comparison = _binary("ne", E.ne_p)
@@ -151,6 +163,13 @@ def complex(x: AnyTensor | float, y: AnyTensor | float) -> AnyTensor:  # noqa: A
     """``x + i y`` from two real operands of one dtype (f32 gives c64, f64 gives c128)."""
     a, b = strict_atoms("complex", x, y)
     return wrap(bind(C.complex_p, a, b))
+
+
+@op
+def polygamma(m: AnyTensor | float, x: AnyTensor | float) -> AnyTensor:
+    """The ``m``-th derivative of digamma at ``x`` (``m`` a non-negative integer value of ``x``'s dtype)."""
+    a, b = strict_atoms("polygamma", m, x)
+    return scipy_special.polygamma(wrap(a), wrap(b))
 
 
 @op

@@ -22,7 +22,8 @@ from ._losses import (
 )
 from ._norm import LayerNorm, layer_norm, layer_norm_layer, rms_norm, standardize
 from ._pooling import avg_pool, max_pool
-from ..numpy import logsumexp, sigmoid, tanh
+from ..numpy import sigmoid, tanh
+from ..scipy.special import logsumexp  # jax.nn.logsumexp is jax.scipy.special's (b=, return_sign=)
 from . import initializers
 
 __all__ = [
