@@ -4,7 +4,7 @@ but of rank 0), gradients through its slices and scans against finite difference
 
 Deliberate differences from jax.lax: ``precision`` is accepted and ignored (f32 products run at full precision);
 ``sort``'s ``is_stable`` is accepted and every sort is stable; ``conv_general_dilated`` accepts string padding with
-``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_xor``, ``reduce_precision``, the
+``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_precision``, the
 random-bit and token primitives.
 """
 
@@ -193,9 +193,11 @@ def test_reductions_cumulative_and_products() -> None:
     np.testing.assert_allclose(np.asarray(lax.reduce_prod(x, (0,))), x.prod(0), rtol=1e-12)
     np.testing.assert_array_equal(np.asarray(lax.reduce_or(x > 1, (1,))), (x > 1).any(1))
     np.testing.assert_array_equal(np.asarray(lax.reduce_and(x > -2, (0,))), (x > -2).all(0))
+    np.testing.assert_array_equal(np.asarray(lax.reduce_xor(x > 0, (1,))), np.logical_xor.reduce(x > 0, 1))
     small = rng.integers(-100, 100, (4, 5)).astype(np.int8)
     assert np.asarray(lax.reduce_sum(small, (1,))).dtype == np.int8  # no widening, as XLA
     assert np.asarray(lax.cumsum(small, 1)).dtype == np.int8
+    np.testing.assert_array_equal(np.asarray(lax.reduce_xor(small, (0, 1))), np.bitwise_xor.reduce(small.ravel()))
     idx = lax.argmax(x, 1, ts.i32)
     assert idx.dtype == np.int32 and np.asarray(idx).tolist() == x.argmax(1).tolist()
     np.testing.assert_allclose(np.asarray(lax.cumsum(x, 1, reverse=True)), x[:, ::-1].cumsum(1)[:, ::-1], rtol=1e-12)

@@ -27,12 +27,13 @@ from ...tensor import Tensor
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, dtype_error, op, shape_error, wrap
 from ._operands import dtype_argument, strict_atoms
-from .scans import associative_scan
+from .elementwise import bitwise_xor
+from .scans import associative_scan, reduce
 
 __all__ = [
     "argmax", "argmin", "batch_matmul", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "dot",
-    "dot_general", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "sort",
-    "sort_key_val", "top_k",
+    "dot_general", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum",
+    "reduce_xor", "sort", "sort_key_val", "top_k",
 ]
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
@@ -81,6 +82,15 @@ reduce_min: Reduction = _reduction("reduce_min", R.reduce_min)
 reduce_prod: Reduction = _reduction("reduce_prod", R.reduce_prod)
 reduce_and: Reduction = _reduction("reduce_and", R.reduce_min, bool_only=True)  # False < True
 reduce_or: Reduction = _reduction("reduce_or", R.reduce_max, bool_only=True)
+
+
+@op
+def reduce_xor(operand: Tensor[DT, Unpack[tuple[Any, ...]]], axes: Sequence[int]) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
+    """Bitwise xor of ``operand`` (integers or bools) over ``axes``."""
+    x = as_tensor(operand)
+    if not (_dt.is_integer(x.aval.dtype) or x.aval.dtype == _dt.BOOL):
+        raise dtype_error("reduce_xor", f"lax.reduce_xor needs integer or bool operands, got {x.aval}")
+    return reduce(x, False if x.aval.dtype == _dt.BOOL else 0, bitwise_xor, _axes("reduce_xor", axes, x.aval.ndim))  # type: ignore[no-any-return]
 
 
 def _arg_reduce(name: str, prim: Any) -> Any:
