@@ -5,6 +5,7 @@ from .prelude.lax import *  # noqa: F403
 from .prelude.lax.convolution import *  # noqa: F403
 from .prelude.lax.elementwise import *  # noqa: F403
 from .prelude.lax.gather_scatter import *  # noqa: F403
+from .prelude.lax.padding import *  # noqa: F403
 from .prelude.lax.reductions import *  # noqa: F403
 from .prelude.lax.scans import *  # noqa: F403
 from .prelude.lax.structural import *  # noqa: F403

@@ -6,10 +6,11 @@ the ``tensorstage`` ones under their ``lax`` names."""
 from ...custom_derivatives import stop_gradient
 from ...collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
 from ...control_flow import cond, fori_loop, scan, switch, while_loop
-from . import convolution, elementwise, gather_scatter, reductions, scans, structural, windows
+from . import convolution, elementwise, gather_scatter, padding, reductions, scans, structural, windows
 from .convolution import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
+from .padding import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scans import *  # noqa: F403
 from .structural import *  # noqa: F403
@@ -19,4 +20,4 @@ __all__ = [
     "all_gather", "axis_index", "cond", "fori_loop", "pmax", "pmean", "pmin", "ppermute", "psum", "scan",
     "stop_gradient", "switch", "while_loop",
 ]
-__all__ += convolution.__all__ + elementwise.__all__ + gather_scatter.__all__ + reductions.__all__ + scans.__all__ + structural.__all__ + windows.__all__
+__all__ += convolution.__all__ + elementwise.__all__ + gather_scatter.__all__ + padding.__all__ + reductions.__all__ + scans.__all__ + structural.__all__ + windows.__all__

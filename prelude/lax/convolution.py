@@ -18,6 +18,7 @@ from ...tensor import Tensor
 from ..nn._conv import per_axis
 from ..numpy._core import op, shape_error, wrap
 from ._operands import dtype_argument, strict_atoms
+from .padding import window_pads
 
 __all__ = ["conv", "conv_general_dilated"]
 
@@ -60,21 +61,10 @@ def _dimension_numbers(value: Any, n: int) -> ConvDims:
 
 def _pads(padding: Padding, lhs: Any, rhs: Any, dims: ConvDims, strides: Sequence[int], lhs_dilation: Sequence[int],
           rhs_dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
-    if not isinstance(padding, str):
-        return tuple((int(lo), int(hi)) for lo, hi in padding)
-    mode = padding.upper()
+    """Padding on the dilated input and kernel's spatial axes, as JAX computes a padding type."""
     sizes = [dilated_size(lhs.shape[a], d) for a, d in zip(dims.lhs[2:], lhs_dilation)]
     spans = [dilated_size(rhs.shape[a], d) for a, d in zip(dims.rhs[2:], rhs_dilation)]
-    if mode == "VALID":
-        return ((0, 0),) * len(sizes)
-    if mode not in ("SAME", "SAME_LOWER"):
-        raise shape_error("conv_general_dilated", f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs, got {padding!r}")
-    pads = []
-    for size, span, stride in zip(sizes, spans, strides):
-        total = max((-(-size // stride) - 1) * stride + span - size, 0)
-        small, large = total // 2, total - total // 2
-        pads.append((large, small) if mode == "SAME_LOWER" else (small, large))
-    return tuple(pads)
+    return tuple(window_pads("conv_general_dilated", padding, sizes, spans, strides))
 
 
 @op

@@ -20,6 +20,7 @@ from ...staging.primitives.convolution import dilated_size
 from ...tensor import Tensor
 from ..numpy._core import as_tensor, op, shape_error, wrap
 from ._operands import strict_atoms
+from .padding import window_pads
 
 __all__ = ["reduce_window"]
 
@@ -31,26 +32,6 @@ def _per_axis(what: str, values: Sequence[int] | None, ndim: int, default: int) 
     if len(out) != ndim or any(v < 1 for v in out):
         raise shape_error("reduce_window", f"lax.reduce_window: {what} needs {ndim} positive ints, got {values!r}")
     return out
-
-
-def _padding(padding: str | Sequence[tuple[int, int]], sizes: Sequence[int], spans: Sequence[int],
-             strides: Sequence[int]) -> list[tuple[int, int]]:
-    if not isinstance(padding, str):
-        pairs = [(int(lo), int(hi)) for lo, hi in padding]
-        if len(pairs) != len(sizes):
-            raise shape_error("reduce_window", f"lax.reduce_window needs one (low, high) pair per axis, got {padding!r}")
-        return pairs
-    mode = padding.upper()
-    if mode == "VALID":
-        return [(0, 0)] * len(sizes)
-    if mode not in ("SAME", "SAME_LOWER"):
-        raise shape_error("reduce_window", f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs, got {padding!r}")
-    pairs = []
-    for size, span, stride in zip(sizes, spans, strides):
-        total = max((-(-size // stride) - 1) * stride + span - size, 0)
-        small, large = total // 2, total - total // 2
-        pairs.append((large, small) if mode == "SAME_LOWER" else (small, large))
-    return pairs
 
 
 @op
@@ -71,7 +52,7 @@ def reduce_window(
     spread = _per_axis("window_dilation", window_dilation, ndim, 1)
     sizes = [dilated_size(n, d) for n, d in zip(x.aval.shape, base)]
     spans = [dilated_size(w, d) for w, d in zip(window, spread)]
-    pads = _padding(padding, sizes, spans, strides)
+    pads = window_pads("reduce_window", padding, sizes, spans, strides)
     padded = SL.pad(x, init, [(lo, hi, d - 1) for (lo, hi), d in zip(pads, base)])
     extents = padded.aval.shape
     counts = [max((e - s) // st + 1, 0) for e, s, st in zip(extents, spans, strides)]
