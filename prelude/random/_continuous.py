@@ -19,7 +19,7 @@ from ...dtypes import Floating, f32
 from ...staging.primitives import autodiff as A
 from ...staging.primitives import elementwise as E
 from ..numpy import (
-    abs as abs_, any as any_, broadcast_to, clip, exp, log, log1p, logaddexp, logical_and,
+    abs as abs_, broadcast_to, clip, exp, log, log1p, logaddexp, logical_and,
     isfinite, logical_not, logical_or, logsumexp, matmul, maximum, sign, sqrt, swapaxes, tan, where,
 )
 from ..numpy.linalg_decompositions import cholesky, eigh
@@ -27,7 +27,7 @@ from ..numpy.linalg_svd import svd
 from ..numpy._core import ShapeLike, as_tensor, describe, op, parse_shape, shape_error, wrap
 from ._distributions import _float_dtype, _uniform, normal
 from ._keys import AnyTensor, Key, check_key, split
-from ._params import float_dtypes, open_uniform, param, sample_shape
+from ._params import float_dtypes, open_uniform, param, sample_shape, until_done
 
 
 def _finfo(dtype: np.dtype[Any]) -> Any:
@@ -192,10 +192,6 @@ def log_gamma_sample(op_name: str, key: Key, alpha: Any, sizes: tuple[int, ...])
     nan = float("nan")
     dtype = as_tensor(safe).aval.dtype
 
-    def more(carry: Any) -> Any:
-        rounds, _, done, _ = carry
-        return logical_and(rounds < _GAMMA_ROUNDS, any_(logical_not(done)))
-
     def body(carry: Any) -> Any:
         rounds, logx, done, round_key = carry
         # The key is carried, not ``fold_in(loop_key, rounds)``: jaxlib 0.11's CPU compiler never finishes a
@@ -213,7 +209,7 @@ def log_gamma_sample(op_name: str, key: Key, alpha: Any, sizes: tuple[int, ...])
     init = (as_tensor(np.int32(0)), as_tensor(param(nan, dtype, sizes)),
             as_tensor(logical_not(valid)), loop_key)
     logx: Any
-    _, logx, _, _ = while_loop(more, body, init)
+    _, logx, _, _ = while_loop(until_done(_GAMMA_ROUNDS), body, init)
     boost = log(open_uniform(op_name, boost_key, sizes, dtype)) / safe
     logx = where(safe < 1.0, logx + boost, logx)
     # Holding the accepted draws fixed would give a biased derivative: refuse to give one.

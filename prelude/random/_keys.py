@@ -8,7 +8,7 @@ of element ``i`` (row-major) of a draw are ``threefry(key, (0, i))``, the layout
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 import numpy as np
 from typing_extensions import Unpack
@@ -183,3 +183,50 @@ def bits(key: Key, shape: ShapeLike = ()) -> Tensor[u32, Unpack[tuple[Any, ...]]
     """Uniformly random u32 bits of the given shape."""
     sizes, names = parse_shape("bits", shape)
     return wrap(bits32(check_key("bits", key), sizes, names))
+
+
+# ------------------------------------------------------------------------------- JAX's key-data names
+# A ts.random key is its own key data (``u32[2]``, or ``u32[..., 2]`` for a stack of keys), the same bits as a
+# legacy ``jax.random.PRNGKey``: there is no typed key to wrap or unwrap, so these names check and pass through.
+
+KeyLike = TypeVar("KeyLike", bound=AnyTensor)
+
+
+def PRNGKey(seed: int | Tensor[Any]) -> Key:  # noqa: N802  # JAX's name
+    """``key(seed)``: the raw ``u32[2]`` key data, as ``jax.random.PRNGKey`` returns. Seeds past 32 bits keep
+    their high word (jax does so only with ``jax_enable_x64``)."""
+    return key(seed)
+
+
+def _key_bits(op_name: str, keys: Any) -> AnyTensor:
+    """``keys`` as a ``u32[..., 2]`` tensor (NumPy key data becomes an array), after checking its type."""
+    if isinstance(keys, np.ndarray):
+        if keys.dtype != U32 or keys.shape[-1:] != (2,):
+            raise dtype_error(op_name, f"key data must be u32[..., 2], got {describe(keys)}")
+        from ...array import asarray
+
+        return wrap(literal(keys, U32)) if is_staging() else asarray(keys)
+    if not isinstance(keys, Tensor):
+        raise dtype_error(op_name, f"expected keys (u32[..., 2]) from ts.random.key(seed), got {describe(keys)}")
+    if keys.aval.dtype != U32 or keys.aval.shape[-1:] != (2,):
+        raise dtype_error(op_name, f"expected keys (u32[..., 2]) from ts.random.key(seed), got {keys.aval}")
+    return keys
+
+
+def key_data(keys: AnyTensor) -> AnyTensor:
+    """The ``u32[..., 2]`` bits of a key or a stack of keys: the keys themselves."""
+    return _key_bits("key_data", keys)
+
+
+def wrap_key_data(key_bits_array: Any, *, impl: str | None = None) -> AnyTensor:
+    """Keys from ``u32[..., 2]`` key data (e.g. a ``jax.random.key_data`` result): the data itself. ``impl`` may
+    only be ``'threefry2x32'`` (or None), the one implementation there is."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"wrap_key_data: the only PRNG implementation is 'threefry2x32', got impl={impl!r}")
+    return _key_bits("wrap_key_data", key_bits_array)
+
+
+def clone(key: KeyLike) -> KeyLike:
+    """The same key (JAX's ``clone`` exists for its key-reuse checker, which tensorstage does not have)."""
+    _key_bits("clone", key)
+    return key

@@ -13,7 +13,7 @@ from ...dtypes import to_numpy
 from ...staging import dtypes as _dt
 from ...staging.ir import DimName
 from ...tensor import Tensor, Traced
-from ..numpy import broadcast_to, log
+from ..numpy import any as any_, broadcast_to, log, logical_and, logical_not
 from ..numpy._core import ShapeLike, as_tensor, atom, describe, dtype_error, parse_shape, shape_error, wrap
 from ._distributions import _uniform
 from ._keys import Key
@@ -24,15 +24,17 @@ Shape = tuple[tuple[int, ...], tuple[DimName, ...]]
 def float_dtypes(op_name: str, dtype: Any, *params: Any) -> tuple[np.dtype[Any], np.dtype[Any]]:
     """``(result dtype, working dtype)``: ``dtype``, else the first tensor parameter's, else f32; half-precision
     results are computed in f32. Tensor parameters must already have the result dtype (no implicit casts)."""
-    tensors = [p for p in params if isinstance(p, Tensor)]
+    # NumPy data is typed like a tensor (a staged program holds it as a constant, not a Tensor).
+    tensors = [p for p in params if isinstance(p, (Tensor, np.ndarray, np.generic))]
     if dtype is None:
-        target = tensors[0].aval.dtype if tensors and _dt.is_float(tensors[0].aval.dtype) else _dt.DEFAULT_FLOAT
+        first = np.dtype(tensors[0].dtype) if tensors else None
+        target = first if first is not None and _dt.is_float(first) else _dt.DEFAULT_FLOAT
     else:
         target = to_numpy(dtype)
     if not _dt.is_float(target):
         raise dtype_error(op_name, f"{op_name} draws floating-point values; got dtype {_dt.short_name(target)}")
     for p in tensors:
-        if p.aval.dtype != target:
+        if np.dtype(p.dtype) != target:
             raise dtype_error(
                 op_name, f"parameters must be {_dt.short_name(target)} (the result dtype), got {describe(p)}"
             )
@@ -62,7 +64,8 @@ def sample_shape(op_name: str, shape: ShapeLike | None, *params: Any, core: int 
 
 def param(value: Any, work: np.dtype[Any], sizes: Sequence[int], core: Sequence[int] = ()) -> Any:
     """A parameter in the working dtype, broadcast to ``(*sizes, *core)``."""
-    t = wrap(atom(value, work)) if not isinstance(value, Tensor) else as_tensor(value).astype(work)
+    typed = isinstance(value, (Tensor, np.ndarray, np.generic))
+    t = as_tensor(value).astype(work) if typed else wrap(atom(value, work))
     full = (*sizes, *core)
     return t if t.aval.shape == full else as_tensor(broadcast_to(t, full))
 
@@ -88,3 +91,14 @@ def log_gamma(x: Any) -> Any:
     for i in range(1, 8):
         shift = shift + log(x + float(i))
     return as_tensor(stirling - shift)
+
+
+def until_done(limit: int) -> Any:
+    """The condition of a bounded rejection loop whose carry is ``(rounds, draws, done, key)``: some element is
+    still rejected and fewer than ``limit`` rounds ran."""
+
+    def more(carry: Any) -> Any:
+        rounds, _, done, _ = carry
+        return logical_and(rounds < limit, any_(logical_not(done)))
+
+    return more

@@ -28,7 +28,9 @@ from .subgraph_edits import batch_size_and_name, def_nested_axis_rules, split
 
 # ------------------------------------------------------------------------------------------ stop_gradient
 
-stop_gradient_p = Primitive("stop_gradient")
+# Not differentiable: its outputs are inactive, so reverse mode never enters the (possibly non-reversible, e.g.
+# while_loop) computations that only feed it.
+stop_gradient_p = Primitive("stop_gradient", differentiable=False)
 
 
 @stop_gradient_p.def_shape
