@@ -15,5 +15,6 @@ from . import fft
 from . import eig
 from . import lu
 from . import special
+from . import schur
 
-__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "lu", "gather_scatter", "reductions", "remat", "slicing", "sorting", "special", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]

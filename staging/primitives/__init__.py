@@ -15,5 +15,6 @@ from . import fft  # after complex_parts, whose rules it uses
 from . import eig  # after complex_parts and decompositions, whose helpers it uses
 from . import lu  # after decompositions, whose helpers it uses
 from . import special  # lgamma, digamma, ...
+from . import schur  # after eig, whose helpers it may use
 
-__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "lu", "gather_scatter", "reductions", "remat", "slicing", "sorting", "special", "structural", "svd"]
+__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]
