@@ -403,6 +403,7 @@ CASES.update({
 import slicing_cases  # noqa: E402,F401
 import special_cases  # noqa: E402,F401 - lgamma, digamma, ...
 import lu_cases  # noqa: E402,F401
+import schur_cases  # noqa: E402,F401
 
 
 def canonical_svd(u: np.ndarray, s: np.ndarray, vh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
