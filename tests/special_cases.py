@@ -49,6 +49,8 @@ SPECIAL_CASES: dict[str, list[Case]] = {
     "igamma": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), special.gammainc),
                Case(_scalar_first(0.5, 3.0, (0.1, 5.0)), special.gammainc, label="scalar a")],
     "igammac": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), special.gammaincc)],
+    "betainc": [Case(_uniform((0.5, 4.0), (0.5, 4.0), (0.05, 0.95)), special.betainc),
+                Case(_scalar_first(0.5, 3.0, (0.5, 4.0), (0.05, 0.95)), special.betainc, label="scalar a")],
     "igamma_grad_a": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), _igamma_grad_a_ref, dtypes=("float32",))]  # f64: tests/test_scipy_special.py,
 }
 

@@ -27,7 +27,7 @@ COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "stop_gradient", "no_
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 # Differentiable in their second operand only (the first is a TransformError): tests/test_scipy_special.py
-COVERED_ELSEWHERE |= {"zeta", "igamma_grad_a"}
+COVERED_ELSEWHERE |= {"zeta", "igamma_grad_a", "betainc"}
 if not EIG_RUNS:  # LAPACK's geev on CPU is eig's only lowering: its cases run there (tests/test_linalg_eig.py)
     COVERED_ELSEWHERE |= {"eig"}
 EPS = 1e-6

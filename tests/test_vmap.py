@@ -48,6 +48,10 @@ def positive(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.uniform(0.5, 2.0, shape).astype(np.float32)
 
 
+def _unit_interval(rng: np.random.Generator) -> np.ndarray:
+    return rng.uniform(0.05, 0.95, (2, 3)).astype(np.float32)
+
+
 def ints(*shape: int, low: int = -4, high: int = 5) -> Callable[[np.random.Generator], np.ndarray]:
     return lambda rng: rng.integers(low, high, shape).astype(np.int32)
 
@@ -99,6 +103,8 @@ CASES: dict[str, list[Case]] = {
     **{name: [Case(ops(normal(2, 3)))] for name in ("erfc", "bessel_i0e", "bessel_i1e")},
     **{name: [Case(ops(positive(2, 3)))] for name in ("lgamma", "digamma")},
     **{name: same(positive, 2) for name in ("zeta", "igamma", "igammac", "igamma_grad_a")},
+    "betainc": [Case(ops(positive(2, 3), positive(2, 3), _unit_interval)),
+                Case(ops(positive(), positive(2, 3), _unit_interval))],
     "integer_pow": [Case(ops(normal(2, 3)), {"y": 3})],
     "no_derivative": [Case(ops(normal(2, 3)), {"reason": "a value without a derivative"})],
     **{name: same(normal, 2) for name in ("add", "sub", "mul", "max", "min", "atan2")},

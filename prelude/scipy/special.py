@@ -53,6 +53,7 @@ Operand = AnyTensor | int | float
 Axis = int | type[Dim] | tuple[int | type[Dim], ...] | None
 
 __all__ = [
+    "betainc", "boxcox", "boxcox1p", "comb", "loggamma",
     "beta", "betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "factorial", "gamma", "gammainc",
     "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit",
     "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax", "xlog1py", "xlogy",
@@ -383,3 +384,6 @@ def log_softmax(x: Tensor[FT, Unpack[S]], axis: Axis = None) -> Tensor[FT, Unpac
 def softmax(x: Tensor[FT, Unpack[S]], axis: Axis = None) -> Tensor[FT, Unpack[S]]:
     """``exp(log_softmax(x, axis))`` (over every axis by default, as SciPy)."""
     return tnp.exp(log_softmax(x, axis=axis))
+
+
+from .special_extra import betainc, boxcox, boxcox1p, comb, loggamma  # noqa: E402 - it builds on the helpers above

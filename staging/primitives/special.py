@@ -9,6 +9,8 @@ Unary ones are declared through elementwise's ``_unary`` with their derivative. 
 - ``igamma(a, x)`` / ``igammac(a, x)``: the regularized lower / upper incomplete gamma functions P and Q.
   ``d/dx = ±x^(a-1) e^-x / Gamma(a)``; with respect to ``a`` the derivative is ``±igamma_grad_a(a, x)``, a primitive
   of its own (JAX's), whose own derivative with respect to ``a`` (a second derivative) is a TransformError.
+- ``betainc(a, b, x)``: the regularized incomplete beta function ``I_x(a, b)``. ``d/dx = x^(a-1) (1-x)^(b-1) /
+  B(a, b)``; derivatives with respect to ``a`` and ``b`` are TransformErrors (JAX has none either).
 
 ``digamma``'s derivative, the trigamma function, is ``zeta(2, x)`` for ``x > 0`` and, by the reflection formula
 ``psi1(1 - x) + psi1(x) = pi² / sin²(pi x)``, ``pi² / sin²(pi x) - zeta(2, 1 - x)`` below.
@@ -33,7 +35,7 @@ from . import elementwise as E
 from .elementwise import FLOAT, REAL_FLOAT
 
 __all__ = [
-    "bessel_i0e", "bessel_i1e", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "trigamma",
+    "bessel_i0e", "bessel_i1e", "betainc", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "trigamma",
     "zeta",
 ]
 
@@ -185,3 +187,42 @@ _second_operand_only(
     "",
 )
 _second_operand_only(igamma_grad_a_p, _density_dx, None, _SECOND_DERIVATIVE)
+
+# -------------------------------------------------------------------------------------------------- ternary
+
+betainc_p = E._binary("betainc", FLOAT, REAL_FLOAT)  # (the elementwise shape/batch rules take any arity)
+_BETAINC_REFUSAL = "betainc's derivative with respect to a or b (its first two operands) is not implemented (as JAX)"
+
+
+def betainc(a: Atom, b: Atom, x: Atom) -> Atom:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    return bind(betainc_p, a, b, x)  # type: ignore[no-any-return]
+
+
+def _beta_density(a: Atom, b: Atom, x: Atom) -> Atom:
+    """``x^(a-1) (1-x)^(b-1) / B(a, b)``, dI/dx, through logs."""
+    log_beta = E.sub(E.add(lgamma(a), lgamma(b)), lgamma(E.add(a, b)))
+    log_density = E.add(E.mul(E.sub(a, _c(1, a)), E.log(x)), E.mul(E.sub(b, _c(1, b)), bind(E.log1p_p, E.neg(x))))
+    return E.exp(E.sub(log_density, log_beta))
+
+
+@betainc_p.def_jvp
+def _betainc_jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom]) -> Any:
+    if not (is_zero(tangents[0]) and is_zero(tangents[1])):
+        raise TransformError(_BETAINC_REFUSAL, "jvp", user_location())
+    out, tx = outs[0], tangents[2]
+    if is_zero(tx):
+        return (Zero(out.aval),)
+    return (E._broadcast_tangent(E.mul(tx, _beta_density(*primals)), out),)  # type: ignore[arg-type]
+
+
+@betainc_p.def_vjp
+def _betainc_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool]) -> Any:
+    (ct,) = cts
+    zeros = tuple(Zero(p.aval) for p in primals)
+    if isinstance(ct, Zero):
+        return zeros
+    if wants[0] or wants[1]:
+        raise TransformError(_BETAINC_REFUSAL, "grad", user_location())
+    ct_x = E._unbroadcast_scalar(E.mul(ct, _beta_density(*primals)), primals[2]) if wants[2] else zeros[2]
+    return zeros[0], zeros[1], ct_x

@@ -1,5 +1,5 @@
-"""``tensorstage.scipy.stats.beta``: the beta distribution on ``[loc, loc + scale]`` (density only: the CDF needs
-the regularized incomplete beta function, not implemented)."""
+"""``tensorstage.scipy.stats.beta``: the beta distribution on ``[loc, loc + scale]``; its CDF is the regularized
+incomplete beta function (the survival function ``I_{1-y}(b, a)``, accurate in the upper tail)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ... import numpy as tnp
 from .. import special as sp
 from ._common import AnyTensor, as_shape2, floats
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 @as_shape2
@@ -26,3 +26,31 @@ def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 @as_shape2
 def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     return tnp.exp(logpdf(x, a, b, loc, scale))
+
+
+def _unit(name: str, x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """``(x - loc) / scale`` clipped to [0, 1] (the CDF is 0 below and 1 above), with ``a`` and ``b``."""
+    x, a, b, loc, scale = floats(name, x, a, b, loc, scale)
+    return tnp.clip((x - loc) / scale, 0, 1), a, b
+
+
+@as_shape2
+def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    y, a, b = _unit("beta.cdf", x, a, b, loc, scale)
+    return sp.betainc(a, b, y)
+
+
+@as_shape2
+def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    y, a, b = _unit("beta.sf", x, a, b, loc, scale)
+    return sp.betainc(b, a, 1 - y)
+
+
+@as_shape2
+def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    return tnp.log(cdf(x, a, b, loc, scale))
+
+
+@as_shape2
+def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    return tnp.log(sf(x, a, b, loc, scale))
