@@ -28,6 +28,8 @@ COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_in
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 # Differentiable in their second operand only (the first is a TransformError): tests/test_scipy_special.py
 COVERED_ELSEWHERE |= {"zeta", "igamma_grad_a", "betainc"}
+# Not differentiable (as in JAX): tests/test_scipy_linalg_more.py checks the TransformError.
+COVERED_ELSEWHERE |= {"schur", "hessenberg"}
 if not EIG_RUNS:  # LAPACK's geev on CPU is eig's only lowering: its cases run there (tests/test_linalg_eig.py)
     COVERED_ELSEWHERE |= {"eig"}
 EPS = 1e-6

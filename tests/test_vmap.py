@@ -275,6 +275,14 @@ CASES["eig"] = [] if not EIG_RUNS else [  # LAPACK on CPU only
     Case(ops(normal(3, 3)), {"compute_left": True, "compute_right": True}),
     Case(ops(complex_normal(2, 3, 3)), {"compute_left": False, "compute_right": False}),
 ]
+CASES["schur"] = [] if not EIG_RUNS else [  # LAPACK on CPU only (tests/test_scipy_linalg_more.py checks the rest)
+    Case(ops(normal(3, 3)), {"compute_vectors": True}),
+    Case(ops(complex_normal(2, 3, 3)), {"compute_vectors": False}),
+]
+CASES["hessenberg"] = [] if not EIG_RUNS else [
+    Case(ops(normal(4, 4)), {"compute_q": True}),
+    Case(ops(complex_normal(2, 3, 3)), {"compute_q": False}),
+]
 CASES["fft"] = [
     Case(ops(complex_normal(3, 4)), {"fft_type": "FFT", "fft_length": (4,)}),
     Case(ops(complex_normal(2, 3, 4)), {"fft_type": "IFFT", "fft_length": (3, 4)}),

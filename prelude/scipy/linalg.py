@@ -16,6 +16,9 @@ as in JAX. Deliberate differences (besides those of the functions reused from ``
 - ``expm`` uses one Padé degree per dtype (13 for f64, 7 for f32: JAX's and SciPy's largest); see
   ``linalg_expm.py``.
 - The batch axes of ``solve_triangular``'s operands must agree exactly (no broadcasting).
+- The matrix constructors (``linalg_constructors.py``), ``polar``, ``expm_frechet``, ``qr_multiply``,
+  ``eigh_tridiagonal`` (``linalg_more.py``) and the Schur family (``schur``, ``hessenberg``, ``rsf2csf``, ``sqrtm``,
+  ``funm``, ``solve_sylvester``: ``linalg_schur.py``, CPU only, not differentiable) list their own differences.
 """
 
 from __future__ import annotations
@@ -33,9 +36,15 @@ from ..numpy import linalg_solvers as _solvers
 from ..numpy import linalg_svd as _svd
 from ..numpy._core import op, wrap
 from ..numpy.linalg_decompositions import matrix_operand, square_operand
+from .linalg_constructors import (
+    companion, convolution_matrix, dft, fiedler, fiedler_companion, hadamard, helmert, invhilbert, invpascal, leslie,
+    pascal,
+)
 from .linalg_expm import expm
 from .linalg_lu import as_given, lu, lu_factor, lu_solve, rhs_matrices
 from .linalg_matrices import block_diag, circulant, hankel, hilbert, toeplitz
+from .linalg_more import eigh_tridiagonal, expm_frechet, polar, qr_multiply
+from .linalg_schur import funm, hessenberg, rsf2csf, schur, solve_sylvester, sqrtm
 
 DT = TypeVar("DT", bound=DType)
 M = TypeVar("M")
@@ -44,8 +53,11 @@ Batch = TypeVarTuple("Batch")
 Sh = TypeVarTuple("Sh")
 
 __all__ = [
-    "block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "det", "eigh", "expm", "hankel", "hilbert",
-    "inv", "lu", "lu_factor", "lu_solve", "qr", "solve", "solve_triangular", "svd", "toeplitz",
+    "block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "companion", "convolution_matrix", "det", "dft",
+    "eigh", "eigh_tridiagonal", "expm", "expm_frechet", "fiedler", "fiedler_companion", "funm", "hadamard",
+    "hankel", "helmert", "hessenberg", "hilbert", "inv", "invhilbert", "invpascal", "leslie", "lu", "lu_factor",
+    "lu_solve", "pascal", "polar", "qr", "qr_multiply", "rsf2csf", "schur", "solve", "solve_sylvester",
+    "solve_triangular", "sqrtm", "svd", "toeplitz",
 ]
 
 

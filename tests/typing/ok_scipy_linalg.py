@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import tensorstage as ts
-from tensorstage import Dim, Tensor, f32, i32
+from tensorstage import Dim, Tensor, c64, f32, i32
 from tensorstage.scipy import linalg as sla
 
 
@@ -48,3 +48,30 @@ def matrix_functions(a: Tensor[f32, Rows, Rows]) -> Tensor[f32, Rows, Rows]:
     upper: Tensor[f32, Rows, Rows] = sla.cholesky(a @ a.T + 4.0)
     inverse: Tensor[f32, Rows, Rows] = sla.inv(e)
     return e + v * (w + values) + upper + inverse + sla.det(a)
+
+
+@ts.program
+def more_functions(a: Tensor[f32, Rows, Rows], e: Tensor[f32, Rows, Rows]) -> Tensor[f32, Rows, Rows]:
+    value, frechet = sla.expm_frechet(a, e)
+    only: Tensor[f32, Rows, Rows] = sla.expm_frechet(a, e, compute_expm=False)
+    h: Tensor[f32, Rows, Rows] = sla.hessenberg(a)
+    h2, q = sla.hessenberg(a, calc_q=True)
+    q_form: Tensor[f32, Rows, Rows] = q
+    t: Tensor[f32, Rows, Rows] = sla.schur(a)[0]
+    z: Tensor[f32, Rows, Rows] = sla.schur(a)[1]
+    u, p = sla.polar(a)
+    fiedler: Tensor[f32, Rows, Rows] = sla.fiedler(a[0])
+    return value + frechet + only + h + h2 + q_form + fiedler + 0 * (u.sum() + p.sum() + t.sum() + z.sum())
+
+
+@ts.program
+def schur_functions(
+    a: Tensor[f32, Rows, Rows], b: Tensor[f32, Cols, Cols], c: Tensor[f32, Rows, Cols]
+) -> Tensor[f32, Rows, Cols]:
+    x: Tensor[f32, Rows, Cols] = sla.solve_sylvester(a, b, c)
+    w: Tensor[f32, Any] = sla.eigh_tridiagonal(a[0], a[1, 1:], eigvals_only=True)
+    root: Tensor[c64, Rows, Rows] = sla.sqrtm(a + 4.0 * ts.numpy.eye(4))
+    exp: Tensor[c64, Rows, Rows] = sla.funm(a, lambda v: v * 2)
+    comp: Tensor[f32, Any, Any] = sla.companion(a[0])
+    others = comp.sum() + sla.pascal(3).sum()
+    return x + 0 * (w.sum() + root.real.sum() + exp.real.sum() + others)
