@@ -25,6 +25,10 @@ import numpy as np
 # ones also used on complex matrices.
 KERNELS = ("potrf", "syevd", "geqrf", "orgqr", "gesdd", "getrf", "trsm", "geev")
 COMPLEX_KERNELS = ("geev",)
+# Registered, for every dtype, where jaxlib has them: only the Schur family (lowering/rules/schur.py) asks for them,
+# so a jaxlib without them loses that family alone, not every kernel.
+OPTIONAL_KERNELS = ("gees", "gehrd")
+_optional: set[str] = set()  # the optional kernels registered
 _PREFIX: dict[np.dtype[Any], str] = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 _COMPLEX_PREFIX: dict[np.dtype[Any], str] = {np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
 _SINGLE = (np.dtype(np.float32), np.dtype(np.complex64))
@@ -48,9 +52,12 @@ def _probe() -> bool:
         if not all(name in targets for name in names):
             return False
         _lapack.initialize()
-        for name in names:
+        optional = [f"lapack_{p}{k}_ffi" for p in (*_PREFIX.values(), *_COMPLEX_PREFIX.values()) for k in OPTIONAL_KERNELS]
+        optional = [name for name in optional if name in targets]
+        for name in names + optional:
             # api_version 1: XLA's typed FFI (attributes travel in ``mhlo.backend_config``).
             xla_client.register_custom_call_target(name, targets[name], "cpu", 1)
+        _optional.update(optional)
     except Exception:  # no SciPy, no jaxlib.cpu._lapack, or a jaxlib whose API differs: XLA's expansion
         return False
     return True
@@ -199,10 +206,12 @@ def target(kernel: str, dtype: np.dtype[Any], platform: str) -> str | None:
     """The custom-call target for ``kernel`` on ``dtype``, or None where XLA's own expansion is to be used."""
     if platform == "cpu":
         _asked[0] += 1
-    prefix = _PREFIX.get(dtype) or (_COMPLEX_PREFIX.get(dtype) if kernel in COMPLEX_KERNELS else None)
+    complex_too = kernel in COMPLEX_KERNELS or kernel in OPTIONAL_KERNELS
+    prefix = _PREFIX.get(dtype) or (_COMPLEX_PREFIX.get(dtype) if complex_too else None)
     if platform != "cpu" or prefix is None or not enabled() or not available():
         return None
-    return f"lapack_{prefix}{kernel}_ffi"
+    name = f"lapack_{prefix}{kernel}_ffi"
+    return None if kernel in OPTIONAL_KERNELS and name not in _optional else name
 
 
-__all__ = ["COMPLEX_KERNELS", "KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]
+__all__ = ["COMPLEX_KERNELS", "KERNELS", "OPTIONAL_KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]

@@ -2,9 +2,7 @@
 ``gehrd`` on CPU (jaxlib's typed-FFI kernels ``lapack_{s,d,c,z}{gees,gehrd}_ffi``, batched over leading axes),
 with NaNs in every output of a matrix whose ``info`` is nonzero.
 
-``lowering/lapack.py`` registers the kernels the rest of the library uses; the two here are registered on first
-use, once the shared probe (``lapack.target``, asked for ``geev`` on the same dtype) says jaxlib's kernels are
-bound and enabled. ``hessenberg``'s ``q`` is the product of ``gehrd``'s reflectors, formed by XLA's
+``lowering/lapack.py`` registers both where jaxlib has them (its ``OPTIONAL_KERNELS``). ``hessenberg``'s ``q`` is the product of ``gehrd``'s reflectors, formed by XLA's
 ``ProductOfElementaryHouseholderReflectors`` (LAPACK's ``orghr`` is not among jaxlib's kernels): reflector ``i``
 starts at row ``i + 1``, so the packed matrix shifted one row down and one column right, with a zero tau in front,
 is in ``geqrf``'s layout, whose product is ``q``. XLA has no Schur or Hessenberg expansion, so other platforms, and
@@ -13,8 +11,6 @@ CPU without the kernels, get an error naming the op, the platform and the user's
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,33 +24,11 @@ from ..emit import Emitter, Value, lowers
 from .decompositions import lapack_call, nan_where_failed, sliced, zero_padded
 from .elementwise import compare, widen
 
-_registered: set[str] = set()
-_lock = threading.Lock()
-
-
-def _register(name: str) -> None:
-    """Register jaxlib's kernel ``name`` for CPU (the shared probe has bound jaxlib's kernels to SciPy's LAPACK)."""
-    with _lock:
-        if name in _registered:
-            return
-        from jaxlib import xla_client
-
-        kernels: Any = importlib.import_module("jaxlib.cpu._lapack")
-        xla_client.register_custom_call_target(name, dict(kernels.registrations())[name], "cpu", 1)
-        _registered.add(name)
-
-
 def _target(em: Emitter, kernel: str, op: str, a: Aval) -> str:
     """The registered kernel for ``a``'s dtype, or the error saying why there is none here."""
-    shared = lapack.target("geev", a.dtype, em.platform)  # None: not CPU, disabled, or jaxlib's kernels missing
-    if shared is None:
+    name = lapack.target(kernel, a.dtype, em.platform)  # None: not CPU, disabled, or the kernels missing
+    if name is None:
         raise _unavailable(em, op, kernel, a)
-    name = shared.replace("geev", kernel)
-    try:
-        _register(name)
-    except Exception as exc:  # a jaxlib without this kernel
-        raise SC.SchurUnavailableError(f"{op} of {a} needs jaxlib's {name}, which is missing ({exc})", op,
-                                       em.source) from exc
     return name
 
 
@@ -65,7 +39,8 @@ def _unavailable(em: Emitter, op: str, kernel: str, a: Aval) -> SC.SchurUnavaila
     elif not lapack.enabled():
         why = f"needs LAPACK's {kernel} on CPU, which is disabled (TENSORSTAGE_LAPACK=0 or lapack.set_enabled(False))"
     else:
-        why = f"needs LAPACK's {kernel} on CPU, which is unavailable here (it needs SciPy and jaxlib's LAPACK kernels)"
+        why = (f"needs LAPACK's {kernel} on CPU, which is unavailable here (it needs SciPy and jaxlib's LAPACK "
+               f"kernels, {kernel} among them)")
     return SC.SchurUnavailableError(f"{op} of {a} {why}", op, em.source)
 
 
