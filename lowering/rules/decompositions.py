@@ -117,10 +117,10 @@ def _layout(rank: int, column_major: bool) -> str:
 
 def lapack_call(
     em: Emitter, target: str, operands: Sequence[Value], results: Sequence[Aval], column_major: bool = False,
-    alias: int = 0, majors: Sequence[bool] | None = None, **chars: str,
+    alias: int = 0, majors: Sequence[bool] | None = None, ints: dict[str, int] | None = None, **chars: str,
 ) -> list[Value]:
     """``target`` (a typed-FFI LAPACK kernel, batched over leading axes) on ``operands``, its first result
-    aliasing operand ``alias``; ``chars`` are its one-character options (``uplo = "U"``). Matrices are passed
+    aliasing operand ``alias``; ``chars`` are its one-character options (``uplo = "U"``), ``ints`` its i32 ones. Matrices are passed
     column major or, by default, row major: LAPACK then sees each matrix transposed, which the callers use
     (the kernels take a matrix's sizes from its shape, so only square ones can be passed transposed).
     ``majors`` says per operand, then per result, whether it is column major (default: ``column_major`` for
@@ -129,7 +129,8 @@ def lapack_call(
     avals = [*(v.aval for v in operands), *results]
     cols = list(majors) if majors is not None else [column_major and a.ndim == rank for a in avals]
     layouts = [_layout(a.ndim, c) for a, c in zip(avals, cols)]
-    config = ", ".join(f"{k} = {ord(v)} : ui8" for k, v in sorted(chars.items()))
+    options = [f"{k} = {ord(v)} : ui8" for k, v in chars.items()] + [f"{k} = {v} : i32" for k, v in (ints or {}).items()]
+    config = ", ".join(sorted(options))
     props = (
         f'api_version = 1 : i32, backend_config = "", call_target_name = "{target}", '
         f"operand_layouts = [{', '.join(layouts[: len(operands)])}], "

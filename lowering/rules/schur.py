@@ -67,12 +67,6 @@ def _schur(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, compute_
     return [nan_where_failed(em, status, x) for x in (t, z)[: len(outs)]]
 
 
-def _with_config(em: Emitter, config: str) -> None:
-    """Put ``config`` (integer attributes, which ``lapack_call``'s one-character options cannot carry) into the
-    custom call just emitted."""
-    em.lines[-1] = em.lines[-1].replace("mhlo.backend_config = {}", f"mhlo.backend_config = {{{config}}}", 1)
-
-
 @lowers(SC.hessenberg_p)
 def _hessenberg(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, compute_q: bool) -> list[Value]:
     (a,) = args
@@ -81,8 +75,8 @@ def _hessenberg(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, com
     if n == 0:
         return _empty(em, outs)
     results = [a.aval, Aval((*batch, n - 1), a.aval.dtype), Aval(tuple(batch), np.dtype(np.int32))]
-    packed, taus, status = lapack_call(em, target, [a], results, majors=[True, True, False, False])
-    _with_config(em, f"high = {n} : i32, low = 1 : i32")
+    packed, taus, status = lapack_call(em, target, [a], results, majors=[True, True, False, False],
+                                       ints={"high": n, "low": 1})
     h = nan_where_failed(em, status, _upper_hessenberg(em, packed))
     if not compute_q:
         return [h]
