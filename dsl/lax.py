@@ -3,11 +3,15 @@
 from .prelude.lax import *  # noqa: F403
 # mypy does not follow the package's ``__all__ += module.__all__`` into a star import: these modules' names directly
 from .prelude.lax.convolution import *  # noqa: F403
+from .prelude.lax.convolution_more import *  # noqa: F403
 from .prelude.lax.elementwise import *  # noqa: F403
+from .prelude.lax.extras import *  # noqa: F403
 from .prelude.lax.gather_scatter import *  # noqa: F403
+from .prelude.lax.implicit import *  # noqa: F403
 from .prelude.lax.padding import *  # noqa: F403
 from .prelude.lax.reductions import *  # noqa: F403
 from .prelude.lax.scans import *  # noqa: F403
 from .prelude.lax.structural import *  # noqa: F403
 from .prelude.lax.windows import *  # noqa: F403
 from .prelude.lax import __all__ as __all__
+from .prelude.lax import linalg as linalg

@@ -4,8 +4,8 @@ but of rank 0), gradients through its slices and scans against finite difference
 
 Deliberate differences from jax.lax: ``precision`` is accepted and ignored (f32 products run at full precision);
 ``sort``'s ``is_stable`` is accepted and every sort is stable; ``conv_general_dilated`` accepts string padding with
-``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: ``reduce_precision``, the
-random-bit and token primitives.
+``lhs_dilation`` (computed on the dilated input; JAX refuses it). Not offered: the random-bit and token
+primitives (tests/test_lax_more.py lists every jax.lax name left out).
 """
 
 from __future__ import annotations

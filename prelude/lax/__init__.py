@@ -6,10 +6,13 @@ the ``tensorstage`` ones under their ``lax`` names."""
 from ...custom_derivatives import stop_gradient
 from ...collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
 from ...control_flow import cond, fori_loop, scan, switch, while_loop
-from . import convolution, elementwise, gather_scatter, padding, reductions, scans, structural, windows
+from . import convolution, convolution_more, elementwise, extras, implicit, linalg, gather_scatter, padding, reductions, scans, structural, windows
 from .convolution import *  # noqa: F403
+from .convolution_more import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .extras import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
+from .implicit import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scans import *  # noqa: F403
@@ -18,6 +21,6 @@ from .windows import *  # noqa: F403
 
 __all__ = [
     "all_gather", "axis_index", "cond", "fori_loop", "pmax", "pmean", "pmin", "ppermute", "psum", "scan",
-    "stop_gradient", "switch", "while_loop",
+    "linalg", "stop_gradient", "switch", "while_loop",
 ]
-__all__ += convolution.__all__ + elementwise.__all__ + gather_scatter.__all__ + padding.__all__ + reductions.__all__ + scans.__all__ + structural.__all__ + windows.__all__
+__all__ += convolution.__all__ + convolution_more.__all__ + elementwise.__all__ + extras.__all__ + gather_scatter.__all__ + implicit.__all__ + padding.__all__ + reductions.__all__ + scans.__all__ + structural.__all__ + windows.__all__

@@ -111,7 +111,22 @@ acosh: Unary = _unary_via("acosh", tnp.arccosh)
 atanh: Unary = _unary_via("atanh", tnp.arctanh)
 exp2: Unary = _unary_via("exp2", tnp.exp2)
 square: Unary = _unary_via("square", tnp.square)
-population_count: Unary = _unary_via("population_count", tnp.bitwise_count)
+
+
+def _population_count(x: Any) -> AnyTensor:
+    # tnp.bitwise_count counts |x|'s bits (NumPy's rule) in uint8; XLA counts the two's-complement bits, in x's dtype.
+    (a,) = strict_atoms("population_count", x)
+    if not _dt.is_integer(a.aval.dtype):
+        raise dtype_error("population_count", f"lax.population_count needs an integer operand, got {a.aval}")
+    # A negative x's bits are the complement of ~x's (which is >= 0).
+    x_ = wrap(a)
+    counts = tnp.where(x_ < 0, a.aval.dtype.itemsize * 8 - tnp.bitwise_count(~x_).astype(a.aval.dtype),
+                       tnp.bitwise_count(x_).astype(a.aval.dtype))
+    return counts.astype(a.aval.dtype)
+
+
+population_count: Unary = _public("population_count", _population_count,
+                                  "``population_count(x)``: the set bits of each integer's two's complement, in its dtype.")
 lgamma: Unary = _unary("lgamma", SP.lgamma_p)
 digamma: Unary = _unary("digamma", SP.digamma_p)
 erfc: Unary = _unary("erfc", SP.erfc_p)

@@ -28,3 +28,12 @@ def strict_step(x: Tensor[f32, Batch, Feature], bias: Tensor[f32], i: Tensor[i32
     first: Tensor[i32, Batch] = lax.argmax(y, 1, i32)
     summed = lax.cumsum(y, axis=1, reverse=True)
     return lax.add(summed, lax.convert_element_type(lax.broadcast_in_dim(first, (4, 6), (0,)), f32))
+
+
+@ts.program
+def solves(a: Tensor[f32, Feature, Feature], b: Tensor[f32, Feature, Batch], d: Tensor[f32, Feature]) -> Tensor[f32, Feature, Batch]:
+    """lax.linalg's solves keep the right-hand side's type; reduce_precision keeps its operand's."""
+    x: Tensor[f32, Feature, Batch] = lax.linalg.triangular_solve(a, b, left_side=True, lower=True)
+    y: Tensor[f32, Feature, Batch] = lax.linalg.tridiagonal_solve(d, lax.add(lax.abs(d), 8.0), d, b)
+    rounded: Tensor[f32, Feature, Batch] = lax.reduce_precision(y, 8, 7)
+    return lax.add(lax.tanh(x), rounded)

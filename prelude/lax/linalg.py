@@ -1,0 +1,227 @@
+"""``tensorstage.lax.linalg``: JAX's ``jax.lax.linalg`` on tensorstage's decomposition primitives, with JAX's
+argument conventions and output orders (``eigh`` returns ``(vectors, values)``; ``qr`` and ``svd`` default to
+full matrices; ``triangular_solve`` defaults to solving ``X op(A) = B``; ``eig`` returns a list).
+
+Deliberate differences from jax.lax.linalg (real operands only, as the primitives are):
+- Eigenvector and singular-vector signs are tensorstage's (each vector's largest-magnitude component positive),
+  where JAX's are LAPACK's (unspecified); ``eigh`` always sorts (``sort_eigenvalues=False`` allows any order).
+- ``qr(pivoting=True)`` raises ValueError (no column-pivoted QR primitive).
+- ``tridiagonal_solve`` is the Thomas algorithm (no pivoting: stable for diagonally dominant or symmetric
+  positive definite matrices, where JAX calls LAPACK's pivoting ``gtsv``); ``perturb_singular`` is refused. It is
+  a ``scan``, so it differentiates, vmaps and lowers everywhere.
+- ``implementation``/``algorithm``/``use_magma`` are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar, overload
+
+from typing_extensions import TypeVarTuple, Unpack
+
+from ...control_flow import fori_loop, scan
+from ...dtypes import DType, i32
+from ...staging.ir import Atom
+from ...staging.primitives import decompositions as D
+from ...staging.primitives import eig as EG
+from ...staging.primitives import elementwise as E
+from ...staging.primitives import lu as LU
+from ...staging.primitives import svd as SV
+from ...tensor import Tensor
+from .. import numpy as tnp
+from ..numpy._core import as_tensor, dtype_error, float_operand, op, shape_error, wrap
+from ..numpy.linalg_decompositions import matrix_operand, same_dtype, square_operand
+
+__all__ = [
+    "cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd", "triangular_solve",
+    "tridiagonal_solve",
+]
+
+DT = TypeVar("DT", bound=DType)
+N = TypeVar("N")
+M = TypeVar("M")
+Batch = TypeVarTuple("Batch")
+Sh = TypeVarTuple("Sh")
+AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
+
+
+def _tensor(a: Atom) -> Any:
+    """``a`` as a tensor that may be sliced whatever its rank (mypy's shape plugin reads ``wrap``'s as rank 0)."""
+    return wrap(a)
+
+
+def _symmetrized(name: str, x: Any) -> Any:
+    """``(x + xᵀ) / 2``, the matrix JAX factors when ``symmetrize_input`` (both triangles then matter)."""
+    a = square_operand(name, x)
+    return E.mul(E.add(a, D.mT(a)), E.scalar(0.5, a))
+
+
+@op
+def cholesky(x: Tensor[DT, Unpack[Batch], N, N], *, symmetrize_input: bool = True) -> Tensor[DT, Unpack[Batch], N, N]:
+    """Lower ``L`` with ``L Lᵀ = x``; NaNs where ``x`` is not positive definite. Without ``symmetrize_input``
+    only ``x``'s lower triangle is read."""
+    a = _symmetrized("cholesky", x) if symmetrize_input else square_operand("cholesky", x)
+    return wrap(D.cholesky(a))
+
+
+def _index_range(name: str, subset: tuple[int, int] | None, n: int) -> tuple[int, int]:
+    if subset is None:
+        return 0, n
+    lo, hi = (int(i) for i in subset)
+    if not 0 <= lo <= hi <= n:
+        raise ValueError(f"lax.linalg.{name}: subset_by_index must be (lo, hi) with 0 <= lo <= hi <= {n}, got {subset!r}")
+    return lo, hi
+
+
+@op
+def eigh(
+    x: Tensor[DT, Unpack[Batch], N, N], *, lower: bool = True, symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None, implementation: Any = None,
+) -> tuple[Tensor[DT, Unpack[Batch], N, Any], Tensor[DT, Unpack[Batch], Any]]:
+    """``(v, w)``: eigenvectors (columns of ``v``) and ascending eigenvalues of a symmetric matrix, as JAX orders
+    them. Without ``symmetrize_input`` only the ``lower`` (else upper) triangle is read; ``subset_by_index``
+    ``(lo, hi)`` keeps eigenpairs ``lo`` to ``hi - 1``."""
+    if symmetrize_input:
+        a = _symmetrized("eigh", x)
+    else:
+        a = square_operand("eigh", x)
+        a = a if lower else D.mT(a)  # the upper triangle of x is the lower one of xᵀ
+    w, v = D.eigh(a)
+    lo, hi = _index_range("eigh", subset_by_index, a.aval.shape[-1])
+    if (lo, hi) == (0, a.aval.shape[-1]):
+        return wrap(v), wrap(w)
+    return _tensor(v)[..., lo:hi], _tensor(w)[..., lo:hi]
+
+
+@op
+def lu(x: Tensor[DT, Unpack[Batch], M, N]) -> tuple[Tensor[DT, Unpack[Batch], M, N], Tensor[i32, Unpack[Batch], Any],
+                                                   Tensor[i32, Unpack[Batch], M]]:
+    """``(lu, pivots, permutation)`` with ``x[permutation] = L U``: the packed factors (``L``'s unit diagonal
+    implied), LAPACK's 0-based row swaps and the permutation they make."""
+    packed, pivots, perm = LU.lu(matrix_operand("lu", x))
+    return wrap(packed), wrap(pivots), wrap(perm)
+
+
+@op
+def lu_pivots_to_permutation(pivots: Tensor[i32, Unpack[Batch], Any],
+                             permutation_size: int) -> Tensor[i32, Unpack[Batch], Any]:
+    """The permutation that the row swaps ``pivots`` (swap row ``i`` with row ``pivots[i]``, in order) make of
+    ``range(permutation_size)``."""
+    p = as_tensor(pivots)
+    if p.dtype != i32 or p.ndim < 1:
+        raise dtype_error("lu_pivots_to_permutation",
+                          f"lax.linalg.lu_pivots_to_permutation needs int32 pivots (..., k), got {p.aval}")
+    k = p.shape[-1]
+    if permutation_size < k:
+        raise shape_error("lu_pivots_to_permutation",
+                          f"permutation_size {permutation_size} is below the {k} pivots of {p.aval}")
+    positions = tnp.broadcast_to(tnp.arange(permutation_size, dtype=i32), (*p.shape[:-1], permutation_size))
+
+    def swap(i: Any, perm: Any) -> Any:
+        j = tnp.take(p, i, axis=-1)[..., None]
+        at_i, at_j = tnp.take(perm, i, axis=-1)[..., None], tnp.take_along_axis(perm, j, axis=-1)
+        return tnp.where(positions == i, at_j, tnp.where(positions == j, at_i, perm))
+
+    return fori_loop(0, k, swap, positions)
+
+
+Factor = Tensor[DT, Unpack[tuple[Any, ...]]]  # min(M, N) along one axis in reduced mode: no static dim for it
+
+
+@op
+def qr(x: Tensor[DT, Unpack[Sh]], *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Factor[DT], Factor[DT]]:
+    """``(q, r)`` with ``x = q r`` (Householder: LAPACK's signs); ``q`` square unless ``full_matrices=False``."""
+    if pivoting:
+        raise ValueError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not offered")
+    q, r, _ = D.qr(matrix_operand("qr", x), full_matrices=full_matrices)
+    return wrap(q), wrap(r)
+
+
+@overload
+def svd(x: Tensor[DT, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[True] = True,
+        subset_by_index: tuple[int, int] | None = None,
+        algorithm: Any = None) -> tuple[Factor[DT], Factor[DT], Factor[DT]]: ...
+@overload
+def svd(x: Tensor[DT, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[False],
+        subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Factor[DT]: ...
+@op
+def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Any:
+    """``(u, s, vh)`` with ``x = u diag(s) vh`` and ``s`` descending, or ``s`` alone; ``subset_by_index``
+    ``(lo, hi)`` keeps singular triplets ``lo`` to ``hi - 1`` (and implies reduced factors, as in JAX)."""
+    a = matrix_operand("svd", x)
+    lo, hi = _index_range("svd", subset_by_index, min(a.aval.shape[-2:]))
+    full = full_matrices and subset_by_index is None
+    outs = [_tensor(t) for t in SV.svd(a, full, compute_uv)]
+    if subset_by_index is not None:
+        outs = [outs[0][..., lo:hi], outs[1][..., lo:hi], outs[2][..., lo:hi, :]] if compute_uv else [outs[0][..., lo:hi]]
+    return tuple(outs) if compute_uv else outs[0]
+
+
+@op
+def triangular_solve(
+    a: Tensor[DT, Unpack[Batch], N, N], b: Tensor[DT, Unpack[Sh]], *, left_side: bool = False, lower: bool = False,
+    transpose_a: bool = False, conjugate_a: bool = False, unit_diagonal: bool = False,
+) -> Tensor[DT, Unpack[Sh]]:
+    """``X`` with ``op(a) X = b`` (``left_side``) or ``X op(a) = b``, ``op(a) = aᵀ`` if ``transpose_a``
+    (``conjugate_a`` has no effect on real matrices). Only the ``lower`` (else upper) triangle of ``a`` is read.
+    ``b`` of one rank less than ``a`` is one right-hand side."""
+    x = square_operand("triangular_solve", a)
+    rhs = matrix_operand("triangular_solve", b) if as_tensor(b).ndim >= 2 else as_tensor(b).atom
+    same_dtype("triangular_solve", x, rhs)
+    single = rhs.aval.ndim == x.aval.ndim - 1
+    rhs_t = _tensor(rhs)[..., :, None] if single and left_side else _tensor(rhs)[..., None, :] if single else _tensor(rhs)
+    out = _tensor(D.triangular_solve(x, rhs_t.atom, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                                  unit_diagonal=unit_diagonal))
+    return (out[..., 0] if left_side else out[..., 0, :]) if single else out  # type: ignore[no-any-return]
+
+
+def _thomas(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """The Thomas algorithm along the leading axis: a forward elimination scan, then back substitution."""
+
+    def eliminate(carry: Any, row: Any) -> tuple[Any, Any]:
+        c_prev, y_prev = carry
+        lo, mid, up, rhs = row
+        pivot = mid - lo * c_prev
+        c = up / pivot
+        y = (rhs - lo[..., None] * y_prev) / pivot[..., None]
+        return (c, y), (c, y)
+
+    def substitute(x_next: Any, row: Any) -> tuple[Any, Any]:
+        c, y = row
+        x = y - c[..., None] * x_next
+        return x, x
+
+    _, (cs, ys) = scan(eliminate, (tnp.zeros_like(d[0]), tnp.zeros_like(b[0])), (dl, d, du, b))
+    _, xs = scan(substitute, tnp.zeros_like(b[0]), (cs, ys), reverse=True)
+    return xs
+
+
+@op
+def tridiagonal_solve(
+    dl: Tensor[DT, Unpack[Batch], M], d: Tensor[DT, Unpack[Batch], M], du: Tensor[DT, Unpack[Batch], M],
+    b: Tensor[DT, Unpack[Batch], M, N], *, perturb_singular: bool = False,
+) -> Tensor[DT, Unpack[Batch], M, N]:
+    """``X`` with ``A X = b`` for the tridiagonal ``A`` with ``A[i, i-1] = dl[i]``, ``A[i, i] = d[i]``,
+    ``A[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` are not read). No pivoting (see the module docstring)."""
+    if perturb_singular:
+        raise ValueError("lax.linalg.tridiagonal_solve: perturb_singular=True is not offered (no pivoting LU here)")
+    diagonals: list[Any] = [float_operand("tridiagonal_solve", t) for t in (dl, d, du)]
+    rhs = _tensor(matrix_operand("tridiagonal_solve", b))
+    for t in diagonals:
+        same_dtype("tridiagonal_solve", t.atom, rhs.atom)
+        if t.shape != rhs.shape[:-1]:
+            shapes = ", ".join(str(s.aval) for s in diagonals)
+            raise shape_error("tridiagonal_solve", f"lax.linalg.tridiagonal_solve: diagonals {shapes} "
+                              f"must have the shape (..., m) of b {rhs.aval} without its last axis")
+    lows, mids, ups = (tnp.moveaxis(t, -1, 0) for t in diagonals)
+    return tnp.moveaxis(_thomas(lows, mids, ups, tnp.moveaxis(rhs, -2, 0)), 0, -2)
+
+
+@op
+def eig(x: AnyTensor, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation: Any = None, use_magma: bool | None = None) -> list[AnyTensor]:
+    """``[w, vl, vr]`` (the eigenvectors asked for): complex eigenvalues and left and right eigenvectors
+    (columns, LAPACK's ``geev`` normalization) of a general matrix. CPU only, as ``geev`` is."""
+    outs = EG.eig(as_tensor(x).atom, compute_left_eigenvectors, compute_right_eigenvectors)
+    return [wrap(t) for t in outs]
