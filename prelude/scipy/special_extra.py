@@ -1,8 +1,9 @@
 """More of ``tensorstage.scipy.special`` (imported into it): the regularized incomplete beta function, binomial
 coefficients, Box-Cox transforms and the real log-gamma function.
 
-Values follow SciPy: ``betainc`` is NaN outside ``a, b >= 0``, ``0 <= x <= 1`` (accuracy: the ``betainc`` row of
-``lowering/rules/special.py``); ``comb`` (``exact=False``) is 0 for ``N < 0``, ``k < 0`` or ``k > N``;
+Values follow SciPy: ``betainc`` is NaN outside ``a, b >= 0``, ``0 <= x <= 1`` (accuracy: the ``betainc`` rows of
+``lowering/rules/special.py``, for ``a, b`` up to 1000; far beyond, the lowering loses every digit:
+``betainc(1e10, 1e10, 0.5)`` is -5.8, SciPy's 0.5); ``comb`` (``exact=False``) is 0 for ``N < 0``, ``k < 0`` or ``k > N``;
 ``loggamma`` is inf at 0 and NaN below (real operands only); ``boxcox(x < 0)`` / ``boxcox1p(x < -1)`` are NaN.
 """
 

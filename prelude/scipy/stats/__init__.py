@@ -5,6 +5,9 @@ Deliberate differences from SciPy (as JAX): only the functions listed in each mo
 quantiles; ``binom``, ``nbinom``, ``geom`` and ``t`` have CDFs, which JAX's lack); ``dirichlet`` puts the simplex axis
 last; ``multivariate_normal`` gives NaN for a covariance that is not positive definite instead of raising; integer
 ``k`` of the discrete distributions is converted to the parameter's float dtype (elsewhere dtypes never change).
+Infinite shape parameters give NaN at a few points where SciPy takes a limit (``beta``'s functions with ``a = b =
+inf``, ``beta.pdf(0, 0.5, inf)``, ``pareto.ppf(1, inf)``), and ``chi2.logpdf(1, inf)`` is -inf (SciPy: NaN). As SciPy, a NaN operand, an invalid
+parameter or a quantile's ``q`` outside [0, 1] gives NaN (``_common.defined``).
 """
 
 from __future__ import annotations

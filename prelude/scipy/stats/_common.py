@@ -1,12 +1,16 @@
-"""Shared pieces of the distributions: operand checks and the public signatures.
+"""Shared pieces of the distributions: operand checks, SciPy's NaN conventions and the public signatures.
 
 Every function takes floating-point tensors or Python numbers, broadcast together as ``tensorstage.numpy`` does
-(dtypes never change: an f32 ``x`` with an f64 ``loc`` is a DTypeError), and returns a tensor of their dtype.
+(dtypes never change: an f32 ``x`` with an f64 ``loc`` is a DTypeError), and returns a tensor of their dtype. As
+SciPy's, a NaN operand, an invalid parameter (``scale <= 0``, a shape parameter out of its range) or a probability
+outside [0, 1] given to a quantile gives NaN: every function ends in ``defined``, so a support test (``x >= 0``)
+cannot turn a NaN into -inf or 0.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar, overload
+import math
+from typing import Any, Callable, Protocol, TypeVar, overload
 
 from typing_extensions import TypeVarTuple, Unpack
 
@@ -31,10 +35,48 @@ def floats(name: str, *operands: Any) -> list[AnyTensor]:
     return [_core.wrap(a) for a in atoms]
 
 
+def defined(out: AnyTensor, x: AnyTensor, valid: AnyTensor | None = None) -> AnyTensor:
+    """``out`` where ``x`` is not NaN and the parameters are ``valid``, NaN elsewhere. Write ``valid`` as the
+    parameters' range (``a > 0``), so that a NaN parameter fails it too."""
+    from ... import numpy as tnp
+
+    ok = x == x  # noqa: PLR0124 - false exactly at NaN
+    return tnp.where(ok if valid is None else ok & valid, out, math.nan)
+
+
+def probability(p: AnyTensor) -> AnyTensor:
+    """Whether ``p`` is in [0, 1] (false at NaN)."""
+    return (p >= 0) & (p <= 1)
+
+
+def positive(*params: AnyTensor) -> AnyTensor:
+    """Whether every parameter is > 0 (false at NaN): SciPy's default range of shape parameters."""
+    out = params[0] > 0
+    for p in params[1:]:
+        out = out & (p > 0)
+    return out
+
+
 def standardized(name: str, x: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor]:
-    """``((x - loc) / scale, scale)``, the operands checked and broadcast together."""
+    """``((x - loc) / scale, scale)``, the operands checked and broadcast together; the first is NaN where ``scale``
+    is not positive (an invalid distribution), so ``defined(out, z)`` covers both conventions."""
+    from ... import numpy as tnp
+
     x, loc, scale = floats(name, x, loc, scale)
-    return (x - loc) / scale, scale
+    return tnp.where(scale > 0, (x - loc) / scale, math.nan), scale
+
+
+def quantile(name: str, standard: Callable[..., AnyTensor], q: Any, loc: Any, scale: Any, *shape: Any,
+             upper: bool = False) -> AnyTensor:
+    """``loc + scale standard(q, *shape)`` (``loc - ...`` for ``upper``, an ``isf`` of a symmetric distribution):
+    NaN for ``q`` outside [0, 1], ``scale <= 0`` or a shape parameter ``<= 0``. ``standard`` sees a valid ``q``
+    everywhere (0.5 off the domain), so no NaN of the unused branch reaches a gradient."""
+    from ... import numpy as tnp
+
+    q, loc, scale, *params = floats(name, q, loc, scale, *shape)
+    valid = probability(q) & positive(scale, *params)
+    z = standard(tnp.where(valid, q, 0.5), *params)
+    return defined(loc - scale * z if upper else loc + scale * z, q, valid)
 
 
 class LocScale(Protocol):

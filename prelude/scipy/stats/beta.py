@@ -8,19 +8,18 @@ from typing import Any
 
 from ... import numpy as tnp
 from .. import special as sp
-from ._common import AnyTensor, as_shape2, floats
+from ._common import AnyTensor, as_shape2, defined, floats, positive, standardized
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
 
 @as_shape2
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    x, a, b, loc, scale = floats("beta.logpdf", x, a, b, loc, scale)
-    y = (x - loc) / scale
+    y, a, b, scale = _y("beta.logpdf", x, a, b, loc, scale)
     inside = (y >= 0) & (y <= 1)
     safe = tnp.where(inside, y, 0.5)
     log_density = sp.xlogy(a - 1, safe) + sp.xlog1py(b - 1, -safe) - sp.betaln(a, b) - tnp.log(scale)
-    return tnp.where(inside, log_density, -math.inf)
+    return defined(tnp.where(inside, log_density, -math.inf), y)
 
 
 @as_shape2
@@ -28,22 +27,29 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     return tnp.exp(logpdf(x, a, b, loc, scale))
 
 
-def _unit(name: str, x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
-    """``(x - loc) / scale`` clipped to [0, 1] (the CDF is 0 below and 1 above), with ``a`` and ``b``."""
+def _y(name: str, x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple[AnyTensor, ...]:
+    """``(x - loc) / scale`` (NaN for invalid parameters), ``a``, ``b`` and ``scale``."""
     x, a, b, loc, scale = floats(name, x, a, b, loc, scale)
-    return tnp.clip((x - loc) / scale, 0, 1), a, b
+    y, scale = standardized(name, x, loc, scale)
+    return tnp.where(positive(a, b), y, math.nan), a, b, scale
+
+
+def _unit(name: str, x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """``(x - loc) / scale`` clipped to [0, 1] (the CDF is 0 below and 1 above; NaN stays NaN), ``a`` and ``b``."""
+    y, a, b, _ = _y(name, x, a, b, loc, scale)
+    return defined(tnp.clip(y, 0, 1), y), a, b
 
 
 @as_shape2
 def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     y, a, b = _unit("beta.cdf", x, a, b, loc, scale)
-    return sp.betainc(a, b, y)
+    return defined(sp.betainc(a, b, y), y)
 
 
 @as_shape2
 def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     y, a, b = _unit("beta.sf", x, a, b, loc, scale)
-    return sp.betainc(b, a, 1 - y)
+    return defined(sp.betainc(b, a, 1 - y), y)
 
 
 @as_shape2

@@ -8,8 +8,8 @@ import math
 from ... import numpy as tnp
 from ...numpy._core import op
 from .. import special as sp
-from ._common import AnyTensor, Operand, counts, floats
-from .binom import log_count
+from ._common import AnyTensor, Operand, counts, defined, floats, positive
+from .binom import log_count, trials
 
 __all__ = ["logpmf", "pmf"]
 
@@ -20,7 +20,8 @@ def logpmf(k: Operand, n: Operand, a: Operand, b: Operand, loc: Operand = 0) -> 
     k = k - loc
     valid = (k >= 0) & (k <= n) & (tnp.floor(k) == k)
     safe, lc = log_count(k, n, valid)
-    return tnp.where(valid, lc + sp.betaln(safe + a, n - safe + b) - sp.betaln(a, b), -math.inf)
+    out = tnp.where(valid, lc + sp.betaln(safe + a, n - safe + b) - sp.betaln(a, b), -math.inf)
+    return defined(out, k, trials(n) & positive(a, b))
 
 
 @op

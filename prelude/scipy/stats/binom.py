@@ -10,7 +10,7 @@ import math
 from ... import numpy as tnp
 from .. import special as sp
 from ...numpy._core import op
-from ._common import AnyTensor, Operand, counts, floats
+from ._common import AnyTensor, Operand, counts, defined, floats, probability
 
 __all__ = ["cdf", "logpmf", "pmf"]
 
@@ -18,6 +18,11 @@ __all__ = ["cdf", "logpmf", "pmf"]
 def _lcomb(n: AnyTensor, k: AnyTensor) -> AnyTensor:
     out: AnyTensor = sp.gammaln(n + 1) - sp.gammaln(k + 1) - sp.gammaln(n - k + 1)
     return out
+
+
+def trials(n: AnyTensor) -> AnyTensor:
+    """Whether ``n`` is a valid number of trials (an integer >= 0)."""
+    return (n >= 0) & (tnp.floor(n) == n)
 
 
 def log_count(k: AnyTensor, n: AnyTensor, valid: AnyTensor) -> tuple[AnyTensor, AnyTensor]:
@@ -37,7 +42,8 @@ def logpmf(k: Operand, n: Operand, p: Operand, loc: Operand = 0) -> AnyTensor:
     k, n, p = _operands("binom.logpmf", k, n, p, loc)
     valid = (k >= 0) & (k <= n) & (tnp.floor(k) == k)
     safe, lc = log_count(k, n, valid)
-    return tnp.where(valid, lc + sp.xlogy(safe, p) + sp.xlog1py(n - safe, -p), -math.inf)
+    out = tnp.where(valid, lc + sp.xlogy(safe, p) + sp.xlog1py(n - safe, -p), -math.inf)
+    return defined(out, k, trials(n) & probability(p))
 
 
 @op
@@ -52,4 +58,6 @@ def cdf(k: Operand, n: Operand, p: Operand, loc: Operand = 0) -> AnyTensor:
     inside = (j >= 0) & (j < n)
     safe = tnp.where(inside, j, 0)
     below = sp.betainc(tnp.where(inside, n - safe, 1), safe + 1, 1 - p)
-    return tnp.where(j >= n, 1, tnp.where(j < 0, 0, below))
+    out = tnp.where(j >= n, 1, tnp.where(j < 0, 0, below))
+    finite_count = (j >= 0) & (j < math.inf)
+    return defined(out, k, trials(n) & probability(p) & ~(finite_count & (n == math.inf)))  # (SciPy: NaN there)

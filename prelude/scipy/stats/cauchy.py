@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ... import numpy as tnp
-from ._common import AnyTensor, as_loc_scale, floats, standardized
+from ._common import AnyTensor, as_loc_scale, quantile, standardized
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -56,13 +56,9 @@ def _standard_ppf(q: AnyTensor) -> AnyTensor:
 
 @as_loc_scale
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("cauchy.ppf", q, loc, scale)
-    out: AnyTensor = loc + scale * _standard_ppf(q)
-    return out
+    return quantile("cauchy.ppf", _standard_ppf, q, loc, scale)
 
 
 @as_loc_scale
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("cauchy.isf", q, loc, scale)
-    out: AnyTensor = loc - scale * _standard_ppf(q)
-    return out
+    return quantile("cauchy.isf", _standard_ppf, q, loc, scale, upper=True)

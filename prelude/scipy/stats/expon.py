@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ... import numpy as tnp
-from ._common import AnyTensor, as_loc_scale, floats, standardized
+from ._common import AnyTensor, as_loc_scale, defined, quantile, standardized
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -15,7 +15,7 @@ __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 @as_loc_scale
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     z, scale = standardized("expon.logpdf", x, loc, scale)
-    return tnp.where(z >= 0, -z - tnp.log(scale), -math.inf)
+    return defined(tnp.where(z >= 0, -z - tnp.log(scale), -math.inf), z)
 
 
 @as_loc_scale
@@ -47,6 +47,4 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_loc_scale
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("expon.ppf", q, loc, scale)
-    out: AnyTensor = loc - scale * tnp.log1p(-q)
-    return out
+    return quantile("expon.ppf", lambda p: -tnp.log1p(-p), q, loc, scale)

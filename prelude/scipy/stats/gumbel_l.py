@@ -6,7 +6,7 @@ from typing import Any
 
 from ... import numpy as tnp
 from . import gumbel_r
-from ._common import AnyTensor, as_loc_scale, floats
+from ._common import AnyTensor, as_loc_scale, floats, quantile
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -48,6 +48,4 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_loc_scale
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("gumbel_l.ppf", q, loc, scale)
-    out: AnyTensor = loc + scale * tnp.log(-tnp.log1p(-q))
-    return out
+    return quantile("gumbel_l.ppf", lambda p: tnp.log(-tnp.log1p(-p)), q, loc, scale)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import numpy as tnp
-from ._common import AnyTensor, as_loc_scale, floats, standardized
+from ._common import AnyTensor, as_loc_scale, quantile, standardized
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -46,6 +46,4 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_loc_scale
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("gumbel_r.ppf", q, loc, scale)
-    out: AnyTensor = loc - scale * tnp.log(-tnp.log(q))
-    return out
+    return quantile("gumbel_r.ppf", lambda p: -tnp.log(-tnp.log(p)), q, loc, scale)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ... import numpy as tnp
 from .. import special as sp
-from ._common import AnyTensor, as_loc_scale, floats, standardized
+from ._common import AnyTensor, as_loc_scale, quantile, standardized
 
 __all__ = ["cdf", "isf", "logpdf", "pdf", "ppf", "sf"]
 
@@ -36,13 +36,9 @@ def sf(x: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_loc_scale
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("logistic.ppf", q, loc, scale)
-    out: AnyTensor = loc + scale * sp.logit(q)
-    return out
+    return quantile("logistic.ppf", sp.logit, q, loc, scale)
 
 
 @as_loc_scale
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("logistic.isf", q, loc, scale)
-    out: AnyTensor = loc - scale * sp.logit(q)
-    return out
+    return quantile("logistic.isf", sp.logit, q, loc, scale, upper=True)

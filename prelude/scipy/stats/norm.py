@@ -7,7 +7,7 @@ from typing import Any
 
 from ... import numpy as tnp
 from .. import special as sp
-from ._common import AnyTensor, as_loc_scale, floats, standardized
+from ._common import AnyTensor, as_loc_scale, quantile, standardized
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -46,14 +46,10 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_loc_scale
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    """The quantile ``loc + scale ndtri(q)`` (see ``special.ndtri`` for its accuracy at tiny ``q``)."""
-    q, loc, scale = floats("norm.ppf", q, loc, scale)
-    out: AnyTensor = loc + scale * sp.ndtri(q)
-    return out
+    """The quantile ``loc + scale ndtri(q)``."""
+    return quantile("norm.ppf", sp.ndtri, q, loc, scale)
 
 
 @as_loc_scale
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, loc, scale = floats("norm.isf", q, loc, scale)
-    out: AnyTensor = loc - scale * sp.ndtri(q)
-    return out
+    return quantile("norm.isf", sp.ndtri, q, loc, scale, upper=True)

@@ -6,24 +6,26 @@ import math
 from typing import Any
 
 from ... import numpy as tnp
-from ._common import AnyTensor, as_shape1, floats
+from ._common import AnyTensor, as_shape1, defined, floats, positive, quantile, standardized
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 
 def _log_z(name: str, x: Any, b: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor]:
     """``log z`` for ``z = (x - loc) / scale`` (0 below the support, so no NaN reaches a gradient), whether ``z >=
-    1``, ``b`` and ``scale``."""
+    1``, ``b`` and ``scale``; NaN (all through) for a NaN ``x`` or invalid parameters."""
     x, b, loc, scale = floats(name, x, b, loc, scale)
-    z = (x - loc) / scale
+    z, scale = standardized(name, x, loc, scale)
+    z = tnp.where(positive(b), z, math.nan)
     inside = z >= 1
-    return tnp.log(tnp.where(inside, z, 1)), inside, b, scale
+    return defined(tnp.log(tnp.where(inside, z, 1)), z), inside, b, scale
 
 
 @as_shape1
 def logpdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     log_z, inside, b, scale = _log_z("pareto.logpdf", x, b, loc, scale)
-    return tnp.where(inside, tnp.log(b) - (b + 1) * log_z - tnp.log(scale), -math.inf)
+    decay = tnp.where(log_z > 0, (b + 1) * log_z, 0)  # (0 at z = 1 even for b = inf)
+    return defined(tnp.where(inside, tnp.log(b) - decay - tnp.log(scale), -math.inf), log_z)
 
 
 @as_shape1
@@ -33,9 +35,8 @@ def pdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_shape1
 def logsf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    log_z, _, b, _ = _log_z("pareto.logsf", x, b, loc, scale)
-    out: AnyTensor = -b * log_z
-    return out
+    log_z, inside, b, _ = _log_z("pareto.logsf", x, b, loc, scale)
+    return defined(tnp.where(log_z > 0, -b * log_z, 0), log_z)  # (0 up to z = 1 even for b = inf)
 
 
 @as_shape1
@@ -55,6 +56,4 @@ def logcdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 @as_shape1
 def ppf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    q, b, loc, scale = floats("pareto.ppf", q, b, loc, scale)
-    out: AnyTensor = loc + scale * tnp.exp(-tnp.log1p(-q) / b)
-    return out
+    return quantile("pareto.ppf", lambda p, shape: tnp.exp(-tnp.log1p(-p) / shape), q, loc, scale, b)

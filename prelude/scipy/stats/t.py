@@ -8,18 +8,28 @@ from typing import Any
 
 from ... import numpy as tnp
 from .. import special as sp
-from ._common import AnyTensor, as_shape1, floats
+from ._common import AnyTensor, as_shape1, defined, floats, positive, standardized
 
 __all__ = ["cdf", "logpdf", "pdf", "sf"]
 
 
+def _z(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """``(x - loc) / scale`` (NaN for ``df <= 0`` or ``scale <= 0``), ``df`` and ``scale``."""
+    x, df, loc, scale = floats(name, x, df, loc, scale)
+    z, scale = standardized(name, x, loc, scale)
+    return tnp.where(positive(df), z, math.nan), df, scale
+
+
 @as_shape1
 def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    x, df, loc, scale = floats("t.logpdf", x, df, loc, scale)
-    z = (x - loc) / scale
-    norm = sp.gammaln((df + 1) / 2) - sp.gammaln(df / 2) - 0.5 * tnp.log(df * math.pi) - tnp.log(scale)
-    out: AnyTensor = norm - (df + 1) / 2 * tnp.log1p(z * z / df)
-    return out
+    """The log-density; the normal's for ``df = inf`` (where the t formula is inf - inf)."""
+    z, df, scale = _z("t.logpdf", x, df, loc, scale)
+    finite = tnp.isfinite(df)
+    nu = tnp.where(finite, df, 1)  # the unused branch stays finite, for the gradient
+    norm = sp.gammaln((nu + 1) / 2) - sp.gammaln(nu / 2) - 0.5 * tnp.log(nu * math.pi)
+    student = norm - (nu + 1) / 2 * tnp.log1p(z * z / nu)
+    normal = -0.5 * z * z - 0.5 * math.log(2 * math.pi)
+    return tnp.where(finite, student, normal) - tnp.log(scale)
 
 
 @as_shape1
@@ -28,21 +38,23 @@ def pdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 
 
 def _tail(z: AnyTensor, df: AnyTensor) -> AnyTensor:
-    """P(T > z) for z >= 0 and P(T < z) below: half the incomplete beta function, no cancellation in the tail."""
-    return 0.5 * sp.betainc(df / 2, tnp.full_like(df, 0.5), df / (df + z * z))
+    """P(T > z) for z >= 0 and P(T < z) below: half the incomplete beta function, no cancellation in the tail;
+    the normal's ``ndtr(-|z|)`` for ``df = inf``."""
+    finite = tnp.isfinite(df)
+    nu = tnp.where(finite, df, 1)
+    student = 0.5 * sp.betainc(nu / 2, tnp.full_like(nu, 0.5), nu / (nu + z * z))
+    return defined(tnp.where(finite, student, sp.ndtr(-tnp.abs(z))), z)
 
 
 @as_shape1
 def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    x, df, loc, scale = floats("t.cdf", x, df, loc, scale)
-    z = (x - loc) / scale
+    z, df, _ = _z("t.cdf", x, df, loc, scale)
     tail = _tail(z, df)
     return tnp.where(z > 0, 1 - tail, tail)
 
 
 @as_shape1
 def sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    x, df, loc, scale = floats("t.sf", x, df, loc, scale)
-    z = (x - loc) / scale
+    z, df, _ = _z("t.sf", x, df, loc, scale)
     tail = _tail(z, df)
     return tnp.where(z > 0, tail, 1 - tail)
