@@ -2,8 +2,8 @@
 coefficients, Box-Cox transforms and the real log-gamma function.
 
 Values follow SciPy: ``betainc`` is NaN outside ``a, b >= 0``, ``0 <= x <= 1`` (accuracy: the ``betainc`` rows of
-``lowering/rules/special.py``, for ``a, b`` up to 1000; far beyond, the lowering loses every digit:
-``betainc(1e10, 1e10, 0.5)`` is -5.8, SciPy's 0.5); ``comb`` (``exact=False``) is 0 for ``N < 0``, ``k < 0`` or ``k > N``;
+``lowering/rules/special.py``: ~1e-7 absolute up to ``a, b = 1e6``; beyond 2e6 it is NaN, where JAX's same
+construction loses every digit: its ``betainc(1e10, 1e10, 0.5)`` is -5.8, SciPy's 0.5); ``comb`` (``exact=False``) is 0 for ``N < 0``, ``k < 0`` or ``k > N``;
 ``loggamma`` is inf at 0 and NaN below (real operands only); ``boxcox(x < 0)`` / ``boxcox1p(x < -1)`` are NaN.
 """
 
