@@ -434,8 +434,22 @@ def test_special_functions_match_scipy() -> None:
     x = rng.uniform(0.2, 8.0, 20)
     a = rng.uniform(0.5, 4.0, 20)
     run = ts.program(lambda x, a: [lax.lgamma(x), lax.digamma(x), lax.erfc(x - 4), lax.bessel_i0e(x), lax.bessel_i1e(x),
-                                   lax.zeta(a + 1, x), lax.igamma(a, x), lax.igammac(a, x), lax.polygamma(2.0, x)])
+                                   lax.zeta(a + 1, x), lax.igamma(a, x), lax.igammac(a, x), lax.polygamma(2.0, x),
+                                   lax.betainc(a, x, a / 4.5)])
     refs = [special.gammaln(x), special.digamma(x), special.erfc(x - 4), special.i0e(x), special.i1e(x),
-            special.zeta(a + 1, x), special.gammainc(a, x), special.gammaincc(a, x), special.polygamma(2, x)]
+            special.zeta(a + 1, x), special.gammainc(a, x), special.gammaincc(a, x), special.polygamma(2, x),
+            special.betainc(a, x, a / 4.5)]
     for k, (got, want) in enumerate(zip(run(x, a), refs)):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-11, atol=1e-13, err_msg=str(k))
+
+
+@pytest.mark.skipif(ts.default_device().platform != "cpu", reason="schur lowers to LAPACK on CPU only")
+def test_linalg_schur_factors_its_matrix() -> None:
+    pytest.importorskip("scipy")  # jaxlib's LAPACK kernels bind to SciPy's
+    a = np.random.default_rng(12).standard_normal((2, 4, 4))
+    t, z = lax.linalg.schur(a)
+    t, z = np.asarray(t), np.asarray(z)
+    np.testing.assert_allclose(z @ t @ np.swapaxes(z, -1, -2), a, atol=1e-12)
+    assert np.allclose(np.tril(t, -2), 0)  # quasi-triangular: 2x2 blocks for complex pairs only
+    with pytest.raises(NotImplementedError, match="sort_eig_vals"):
+        lax.linalg.schur(a, sort_eig_vals=True)

@@ -29,7 +29,7 @@ from .signatures import Binary, Comparison, Magnitude, Predicate, Unary
 
 __all__ = [
     "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e",
-    "bessel_i1e", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "polygamma", "zeta", "bitwise_and",
+    "bessel_i1e", "betainc", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "polygamma", "zeta", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "complex", "conj", "cos", "cosh", "div", "eq",
     "erf", "erf_inv", "exp", "exp2", "expm1", "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "log",
     "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "real",
@@ -178,6 +178,12 @@ def complex(x: AnyTensor | float, y: AnyTensor | float) -> AnyTensor:  # noqa: A
     """``x + i y`` from two real operands of one dtype (f32 gives c64, f64 gives c128)."""
     a, b = strict_atoms("complex", x, y)
     return wrap(bind(C.complex_p, a, b))
+
+
+@op
+def betainc(a: AnyTensor | float, b: AnyTensor | float, x: AnyTensor | float) -> AnyTensor:
+    """The regularized incomplete beta function ``I_x(a, b)`` on operands of one dtype."""
+    return wrap(SP.betainc(*strict_atoms("betainc", a, b, x)))
 
 
 @op

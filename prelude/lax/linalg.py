@@ -25,6 +25,7 @@ from ...staging.primitives import decompositions as D
 from ...staging.primitives import eig as EG
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import lu as LU
+from ...staging.primitives import schur as SC
 from ...staging.primitives import svd as SV
 from ...tensor import Tensor
 from .. import numpy as tnp
@@ -32,7 +33,7 @@ from ..numpy._core import as_tensor, dtype_error, float_operand, op, shape_error
 from ..numpy.linalg_decompositions import matrix_operand, same_dtype, square_operand
 
 __all__ = [
-    "cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd", "triangular_solve",
+    "cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve",
     "tridiagonal_solve",
 ]
 
@@ -225,3 +226,13 @@ def eig(x: AnyTensor, *, compute_left_eigenvectors: bool = True, compute_right_e
     (columns, LAPACK's ``geev`` normalization) of a general matrix. CPU only, as ``geev`` is."""
     outs = EG.eig(as_tensor(x).atom, compute_left_eigenvectors, compute_right_eigenvectors)
     return [wrap(t) for t in outs]
+
+
+@op
+def schur(x: AnyTensor, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Any = None) -> tuple[AnyTensor, ...]:
+    """``(t, vs)``: the Schur form (real quasi-triangular for a real ``x``) and the Schur vectors. CPU only
+    (LAPACK's ``gees``); eigenvalue sorting is not offered (JAX offers it on no platform either)."""
+    if sort_eig_vals or select_callable is not None:
+        raise NotImplementedError("lax.linalg.schur: sort_eig_vals and select_callable are not implemented (as JAX)")
+    return tuple(wrap(t) for t in SC.schur(as_tensor(x).atom, compute_schur_vectors))
