@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
+from ...custom_derivatives import custom_jvp
 from ...dtypes import DType
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
@@ -32,7 +33,7 @@ __all__ = [
     "bessel_i1e", "betainc", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "polygamma", "zeta", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "complex", "conj", "cos", "cosh", "div", "eq",
     "erf", "erf_inv", "exp", "exp2", "expm1", "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "log",
-    "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "real",
+    "log1p", "log2", "logistic", "lt", "one_minus_square", "max", "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "real",
     "reciprocal", "rem", "round", "rsqrt", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign",
     "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh",
 ]
@@ -111,6 +112,27 @@ acosh: Unary = _unary_via("acosh", tnp.arccosh)
 atanh: Unary = _unary_via("atanh", tnp.arctanh)
 exp2: Unary = _unary_via("exp2", tnp.exp2)
 square: Unary = _unary_via("square", tnp.square)
+log2: Unary = _unary_via("log2", tnp.log2)
+
+
+@custom_jvp
+def _one_minus_square(x: Any) -> Any:
+    return (1 + x) * (1 - x)  # not 1 - x², which cancels as |x| -> 1
+
+
+@_one_minus_square.defjvp
+def _one_minus_square_jvp(primals: Any, tangents: Any) -> Any:
+    (x,), (t,) = primals, tangents
+    return _one_minus_square(x), -2 * x * t  # not (1 - x) - (1 + x), which cancels as x -> 0
+
+
+def _one_minus_square_op(x: Any) -> AnyTensor:
+    (a,) = strict_atoms("one_minus_square", x)
+    return _one_minus_square(wrap(a))  # type: ignore[no-any-return]
+
+
+one_minus_square: Unary = _public("one_minus_square", _one_minus_square_op,
+                                  "``1 - x²`` as ``(1 + x)(1 - x)``, with the derivative ``-2x`` (JAX's).")
 
 
 def _population_count(x: Any) -> AnyTensor:
