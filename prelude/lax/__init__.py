@@ -6,7 +6,8 @@ the ``tensorstage`` ones under their ``lax`` names."""
 from ...custom_derivatives import stop_gradient
 from ...collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
 from ...control_flow import cond, fori_loop, scan, switch, while_loop
-from . import convolution, convolution_more, elementwise, extras, implicit, linalg, gather_scatter, padding, reductions, scans, structural, windows
+from . import convolution, convolution_more, elementwise, extras, gather_scatter, implicit, linalg, padding
+from . import reductions, scans, structural, windows
 from .convolution import *  # noqa: F403
 from .convolution_more import *  # noqa: F403
 from .elementwise import *  # noqa: F403
@@ -23,4 +24,6 @@ __all__ = [
     "all_gather", "axis_index", "cond", "fori_loop", "pmax", "pmean", "pmin", "ppermute", "psum", "scan",
     "linalg", "stop_gradient", "switch", "while_loop",
 ]
-__all__ += convolution.__all__ + convolution_more.__all__ + elementwise.__all__ + extras.__all__ + gather_scatter.__all__ + implicit.__all__ + padding.__all__ + reductions.__all__ + scans.__all__ + structural.__all__ + windows.__all__
+for _module in (convolution, convolution_more, elementwise, extras, gather_scatter, implicit, padding, reductions, scans,
+                structural, windows):
+    __all__ += _module.__all__

@@ -4,6 +4,8 @@ exception, as in JAX), and Python scalars take the tensor operands' dtype."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -46,3 +48,20 @@ def same_shapes(name: str, atoms: list[Atom]) -> list[Atom]:
             f"broadcast them first (lax.broadcast_in_dim), or use tnp.{name}"
         )
     return atoms
+
+
+def checked_axes(name: str, values: Sequence[int], ndim: int) -> tuple[int, ...]:
+    """``values`` as distinct axes of a rank-``ndim`` operand (negative ones from the end), or a ShapeError."""
+    out = []
+    for value in values:
+        a = operator.index(value)
+        if not -ndim <= a < ndim:
+            raise shape_error(name, f"lax.{name}: axis {a} is out of range for rank {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise shape_error(name, f"lax.{name}: repeated axes {tuple(values)}")
+    return tuple(out)
+
+
+def checked_axis(name: str, value: int, ndim: int) -> int:
+    return checked_axes(name, (value,), ndim)[0]

@@ -29,13 +29,14 @@ from ._operands import same_shapes, strict_atoms
 from .signatures import Binary, Comparison, Magnitude, Predicate, Unary
 
 __all__ = [
-    "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e",
-    "bessel_i1e", "betainc", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "polygamma", "zeta", "bitwise_and",
-    "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "complex", "conj", "cos", "cosh", "div", "eq",
-    "erf", "erf_inv", "exp", "exp2", "expm1", "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "log",
-    "log1p", "log2", "logistic", "lt", "one_minus_square", "max", "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "real",
-    "reciprocal", "rem", "round", "rsqrt", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign",
-    "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e", "bessel_i1e", "betainc",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "complex", "conj", "cos", "cosh",
+    "digamma", "div", "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor", "ge", "gt", "igamma",
+    "igamma_grad_a", "igammac", "imag", "integer_pow", "is_finite", "le", "lgamma", "log", "log1p", "log2",
+    "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "one_minus_square", "polygamma",
+    "population_count", "pow", "real", "reciprocal", "rem", "round", "RoundingMethod", "rsqrt", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh",
+    "zeta",
 ]
 
 AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]

@@ -1,5 +1,6 @@
 """The remaining ``jax.lax`` utilities: shape helpers (``broadcast_shapes``, ``broadcast_to_rank``,
-``broadcast_like``, ``collapse``, ``split``, ``stack``, ``unstack``, ``tile``), bit functions (``clz``; ``reduce_precision`` as XLA computes it, in integer bit operations),
+``broadcast_like``, ``collapse``, ``split``, ``stack``, ``unstack``, ``tile``), bit functions (``clz``;
+``reduce_precision`` as XLA computes it, in integer bit operations),
 ``approx_max_k``/``approx_min_k``, ``optimization_barrier``, ``axis_size`` and ``with_sharding_constraint``.
 
 Deliberate differences from jax.lax: ``approx_max_k``/``approx_min_k`` are exact (a full top-k: recall 1, so
@@ -28,7 +29,7 @@ from ...tensor import Tensor
 from ...trace import wrap
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, dtype_error, op, shape_error
-from ._operands import strict_atoms
+from ._operands import checked_axis, strict_atoms
 from .elementwise import bitwise_and, bitwise_or, population_count, shift_right_logical
 from .structural import bitcast_convert_type, reshape, select, slice_in_dim
 
@@ -73,9 +74,7 @@ def collapse(operand: AnyTensor, start_dimension: int, stop_dimension: int | Non
 def split(operand: AnyTensor, sizes: Sequence[int], axis: int = 0) -> list[AnyTensor]:
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes`` (which must add up to its size)."""
     t = as_tensor(operand)
-    if not -t.ndim <= axis < t.ndim:
-        raise shape_error("split", f"lax.split: axis {axis} is out of range for {t.aval}")
-    axis %= t.ndim
+    axis = checked_axis("split", axis, t.ndim)
     if builtins.sum(sizes) != t.shape[axis] or any(s < 0 for s in sizes):
         raise shape_error("split", f"lax.split: sizes {tuple(sizes)} must be >= 0 and add up to axis {axis} of {t.aval}")
     starts = np.cumsum([0, *sizes])

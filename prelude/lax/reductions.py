@@ -26,7 +26,7 @@ from ...staging.primitives import sorting as T
 from ...tensor import Tensor
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, dtype_error, op, shape_error, wrap
-from ._operands import dtype_argument, strict_atoms
+from ._operands import checked_axes, dtype_argument, strict_atoms
 from .elementwise import bitwise_xor
 from .scans import associative_scan, reduce
 
@@ -43,18 +43,6 @@ Sh = TypeVarTuple("Sh")
 DimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
 
 
-def _axes(name: str, axes: Sequence[int], ndim: int) -> tuple[int, ...]:
-    out = []
-    for a in axes:
-        a = operator.index(a)
-        if not -ndim <= a < ndim:
-            raise shape_error(name, f"lax.{name}: axis {a} is out of range for rank {ndim}")
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise shape_error(name, f"lax.{name}: repeated axes {tuple(axes)}")
-    return tuple(out)
-
-
 # ---------------------------------------------------------------------------------------------- reductions
 
 
@@ -63,7 +51,7 @@ def _reduction(name: str, reduce: Callable[[Atom, Sequence[int]], Atom], bool_on
         x = as_tensor(operand).atom
         if bool_only and x.aval.dtype != _dt.BOOL:
             raise dtype_error(name, f"lax.{name} reduces bool operands here, got {x.aval}")
-        return wrap(reduce(x, _axes(name, axes, x.aval.ndim)))
+        return wrap(reduce(x, checked_axes(name, axes, x.aval.ndim)))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}`` of ``operand`` over ``axes``, in the operand's dtype."
@@ -90,13 +78,14 @@ def reduce_xor(operand: Tensor[DT, Unpack[tuple[Any, ...]]], axes: Sequence[int]
     x = as_tensor(operand)
     if not (_dt.is_integer(x.aval.dtype) or x.aval.dtype == _dt.BOOL):
         raise dtype_error("reduce_xor", f"lax.reduce_xor needs integer or bool operands, got {x.aval}")
-    return reduce(x, False if x.aval.dtype == _dt.BOOL else 0, bitwise_xor, _axes("reduce_xor", axes, x.aval.ndim))  # type: ignore[no-any-return]
+    zero = False if x.aval.dtype == _dt.BOOL else 0
+    return reduce(x, zero, bitwise_xor, checked_axes("reduce_xor", axes, x.aval.ndim))  # type: ignore[no-any-return]
 
 
 def _arg_reduce(name: str, prim: Any) -> Any:
     def fn(operand: AnyTensor, axis: int, index_dtype: Any) -> AnyTensor:
         x = as_tensor(operand).atom
-        (ax,) = _axes(name, (axis,), x.aval.ndim)
+        (ax,) = checked_axes(name, (axis,), x.aval.ndim)
         return wrap(bind(prim, x, axis=ax, index_dtype=dtype_argument(name, index_dtype)))
 
     fn.__name__ = fn.__qualname__ = name
@@ -123,7 +112,7 @@ argmin: ArgReduction = _arg_reduce("argmin", R.argmin_p)
 def _cumulative(name: str, numpy_fn: Callable[..., Any]) -> Any:
     def fn(operand: AnyTensor, axis: int = 0, reverse: bool = False) -> AnyTensor:
         x = as_tensor(operand)
-        (ax,) = _axes(name, (axis,), x.aval.ndim)
+        (ax,) = checked_axes(name, (axis,), x.aval.ndim)
         if reverse:
             x = as_tensor(tnp.flip(x, ax))
         out = as_tensor(numpy_fn(x, ax))
@@ -184,7 +173,7 @@ def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: in
     shapes = {t.aval.shape for t in tensors}
     if len(shapes) > 1:
         raise shape_error("sort", f"lax.sort's operands must have one shape, got {', '.join(str(t.aval) for t in tensors)}")
-    (dim,) = _axes("sort", (dimension,), tensors[0].aval.ndim)
+    (dim,) = checked_axes("sort", (dimension,), tensors[0].aval.ndim)
     out = tuple(wrap(a) for a in _sorted([t.atom for t in tensors], dim, num_keys))
     return out[0] if single else out
 
@@ -213,8 +202,8 @@ def dot_general(lhs: AnyTensor, rhs: AnyTensor, dimension_numbers: DimensionNumb
     a, b = _product_operands("dot_general", lhs, rhs, preferred_element_type)
     try:
         (lc, rc), (lb, rb) = dimension_numbers
-        contracting = (_axes("dot_general", lc, a.aval.ndim), _axes("dot_general", rc, b.aval.ndim))
-        batch = (_axes("dot_general", lb, a.aval.ndim), _axes("dot_general", rb, b.aval.ndim))
+        contracting = (checked_axes("dot_general", lc, a.aval.ndim), checked_axes("dot_general", rc, b.aval.ndim))
+        batch = (checked_axes("dot_general", lb, a.aval.ndim), checked_axes("dot_general", rb, b.aval.ndim))
     except (TypeError, ValueError):
         raise TypeError(
             f"lax.dot_general: dimension_numbers must be ((lhs_contracting, rhs_contracting), (lhs_batch, "

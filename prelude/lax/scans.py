@@ -1,6 +1,6 @@
-"""``lax.associative_scan``, ``lax.reduce``, ``lax.select_n`` and ``lax.map``: a parallel prefix scan written with slices (so any associative
-function of tensors works, and gradients and batching come from the primitives it stages), and a sequential map
-over the leading axis on ``ts.scan``.
+"""``lax.associative_scan``, ``lax.reduce``, ``lax.select_n`` and ``lax.map``: a parallel prefix scan written with
+slices (so any associative function of tensors works, and gradients and batching come from the primitives it
+stages), pairwise folds for ``reduce``, and a sequential map over the leading axis on ``ts.scan``.
 
 ``associative_scan`` follows the usual odd/even recursion (as JAX's): combine adjacent pairs, scan the half-length
 result, then fill in the even positions; ``fn`` is called O(log n) times on slices, never per element.
@@ -18,6 +18,7 @@ from ...pytree import flatten, unflatten
 from ...batching import vmap
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, op, shape_error
+from ._operands import checked_axis
 
 __all__ = ["associative_scan", "map", "reduce", "select_n"]
 
@@ -49,10 +50,7 @@ def associative_scan(fn: Callable[[T, T], T], elems: T, reverse: bool = False, a
     if not leaves:
         raise ValueError("lax.associative_scan needs at least one tensor in elems")
     leaves = [as_tensor(leaf) for leaf in leaves]
-    ndim = leaves[0].aval.ndim
-    if not -ndim <= axis < ndim:
-        raise shape_error("associative_scan", f"lax.associative_scan: axis {axis} is out of range for rank {ndim}")
-    axis %= ndim
+    axis = checked_axis("associative_scan", axis, leaves[0].aval.ndim)
     lengths = {leaf.aval.shape[axis] for leaf in leaves}
     if len(lengths) > 1:
         raise shape_error(

@@ -26,7 +26,7 @@ from ...tensor import Tensor
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, shape_error, wrap
 from ..numpy._core import op
-from ._operands import dtype_argument, strict_atoms
+from ._operands import checked_axis, dtype_argument, strict_atoms
 
 __all__ = [
     "bitcast_convert_type", "broadcast", "broadcast_in_dim", "broadcasted_iota", "clamp", "concatenate",
@@ -41,12 +41,6 @@ DT = TypeVar("DT", bound=DType)
 DT2 = TypeVar("DT2", bound=DType)
 Sh = TypeVarTuple("Sh")
 Index = int | Tensor[Any]
-
-
-def _axis(name: str, axis: int, ndim: int) -> int:
-    if not -ndim <= axis < ndim:
-        raise shape_error(name, f"lax.{name}: axis {axis} is out of range for rank {ndim}")
-    return axis % ndim
 
 
 def _ints(name: str, what: str, values: Any) -> tuple[int, ...]:
@@ -124,7 +118,7 @@ def transpose(operand: Tensor[DT, Unpack[tuple[Any, ...]]], permutation: Sequenc
 def squeeze(array: Tensor[DT, Unpack[tuple[Any, ...]]], dimensions: Sequence[int]) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """``array`` without the size-1 axes ``dimensions``."""
     x = as_tensor(array).atom
-    axes = {_axis("squeeze", d, x.aval.ndim) for d in _ints("squeeze", "dimensions", dimensions)}
+    axes = {checked_axis("squeeze", d, x.aval.ndim) for d in _ints("squeeze", "dimensions", dimensions)}
     for d in sorted(axes):
         if x.aval.shape[d] != 1:
             raise shape_error("squeeze", f"lax.squeeze: axis {d} of {x.aval} has size {x.aval.shape[d]}, not 1")
@@ -137,7 +131,7 @@ def expand_dims(array: Tensor[DT, Unpack[tuple[Any, ...]]], dimensions: Sequence
     """``array`` with size-1 axes inserted at ``dimensions`` (positions in the result)."""
     x = as_tensor(array).atom
     ndim = x.aval.ndim + len(dimensions)
-    axes = {_axis("expand_dims", d, ndim) for d in _ints("expand_dims", "dimensions", dimensions)}
+    axes = {checked_axis("expand_dims", d, ndim) for d in _ints("expand_dims", "dimensions", dimensions)}
     if len(axes) != len(dimensions):
         raise shape_error("expand_dims", f"lax.expand_dims: repeated dimensions {tuple(dimensions)}")
     sizes, names = iter(x.aval.shape), iter(x.aval.dims)
@@ -156,7 +150,7 @@ def iota(dtype: Any, size: int) -> AnyTensor:
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> AnyTensor:
     """Each element's index along ``dimension``, in ``dtype``, over ``shape``."""
     sizes = _ints("broadcasted_iota", "shape", shape)
-    return wrap(SL.iota(dtype_argument("broadcasted_iota", dtype), sizes, _axis("broadcasted_iota", dimension, len(sizes))))
+    return wrap(SL.iota(dtype_argument("broadcasted_iota", dtype), sizes, checked_axis("broadcasted_iota", dimension, len(sizes))))
 
 
 @op
@@ -210,7 +204,7 @@ def slice_in_dim(operand: Tensor[DT, Unpack[tuple[Any, ...]]], start_index: int 
                  stride: int = 1, axis: int = 0) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """``operand[start:limit:stride]`` along ``axis``; None and negative bounds as Python's."""
     x = as_tensor(operand).atom
-    ax = _axis("slice_in_dim", axis, x.aval.ndim)
+    ax = checked_axis("slice_in_dim", axis, x.aval.ndim)
     start, limit, _ = builtins.slice(start_index, limit_index).indices(x.aval.shape[ax])
     starts, limits, steps = [0] * x.aval.ndim, list(x.aval.shape), [1] * x.aval.ndim
     starts[ax], limits[ax], steps[ax] = start, max(start, limit), stride
@@ -222,7 +216,7 @@ def index_in_dim(operand: Tensor[DT, Unpack[tuple[Any, ...]]], index: int, axis:
                  keepdims: bool = True) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """Element ``index`` (negative from the end) along ``axis``, keeping that axis with size 1 unless told not."""
     x = as_tensor(operand).atom
-    ax = _axis("index_in_dim", axis, x.aval.ndim)
+    ax = checked_axis("index_in_dim", axis, x.aval.ndim)
     size = x.aval.shape[ax]
     if not -size <= index < size:
         raise shape_error("index_in_dim", f"lax.index_in_dim: index {index} is out of range for axis {ax} of {x.aval}")
@@ -247,7 +241,7 @@ def dynamic_update_slice(operand: Tensor[DT, Unpack[Sh]], update: Tensor[DT, Unp
 
 
 def _window(name: str, x: Atom, axis: int, start: Index, size: int) -> tuple[list[Index], list[int]]:
-    ax = _axis(name, axis, x.aval.ndim)
+    ax = checked_axis(name, axis, x.aval.ndim)
     starts: list[Index] = [0] * x.aval.ndim
     sizes = list(x.aval.shape)
     starts[ax], sizes[ax] = start, size
@@ -269,7 +263,7 @@ def dynamic_index_in_dim(operand: Tensor[DT, Unpack[tuple[Any, ...]]], index: In
     """Element ``index`` (staged or not; clamped) along ``axis``, keeping that axis with size 1 unless told not."""
     x = as_tensor(operand).atom
     out = dynamic_slice_in_dim(wrap(x), index, 1, axis)
-    return out if keepdims else squeeze(out, (_axis("dynamic_index_in_dim", axis, x.aval.ndim),))
+    return out if keepdims else squeeze(out, (checked_axis("dynamic_index_in_dim", axis, x.aval.ndim),))
 
 
 @op
@@ -288,7 +282,7 @@ def dynamic_update_index_in_dim(operand: Tensor[DT, Unpack[Sh]], update: Tensor[
     x = as_tensor(operand).atom
     u: AnyTensor = as_tensor(update)
     if u.ndim == x.aval.ndim - 1:
-        u = expand_dims(u, (_axis("dynamic_update_index_in_dim", axis, x.aval.ndim),))
+        u = expand_dims(u, (checked_axis("dynamic_update_index_in_dim", axis, x.aval.ndim),))
     return dynamic_update_slice_in_dim(wrap(x), u, index, axis)
 
 
@@ -312,7 +306,7 @@ def pad(operand: Tensor[DT, Unpack[tuple[Any, ...]]], padding_value: Tensor[DT] 
 def rev(operand: Tensor[DT, Unpack[Sh]], dimensions: Sequence[int]) -> Tensor[DT, Unpack[Sh]]:
     """``operand`` reversed along ``dimensions``."""
     x = as_tensor(operand).atom
-    axes = tuple(_axis("rev", d, x.aval.ndim) for d in _ints("rev", "dimensions", dimensions))
+    axes = tuple(checked_axis("rev", d, x.aval.ndim) for d in _ints("rev", "dimensions", dimensions))
     return wrap(SL.rev(x, axes))
 
 
@@ -322,4 +316,4 @@ def concatenate(operands: Sequence[Tensor[DT, Unpack[tuple[Any, ...]]]], dimensi
     if not operands:
         raise ValueError("lax.concatenate needs at least one operand")
     atoms = strict_atoms("concatenate", *operands)
-    return wrap(SL.concatenate(atoms, _axis("concatenate", dimension, atoms[0].aval.ndim)))
+    return wrap(SL.concatenate(atoms, checked_axis("concatenate", dimension, atoms[0].aval.ndim)))
