@@ -65,6 +65,7 @@ __all__ = [
     "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "softmax", "xlog1py", "xlogy",
     "zeta",
 ]
+__all__ += ["erfcx", "exp1", "expi"]  # from .special_series
 
 # ----------------------------------------------------------------------------------------------- helpers
 
@@ -438,3 +439,4 @@ def softmax(x: Tensor[FT, Unpack[S]], axis: Axis = None) -> Tensor[FT, Unpack[S]
 
 
 from .special_extra import betainc, boxcox, boxcox1p, comb, loggamma  # noqa: E402 - it builds on the helpers above
+from .special_series import erfcx, exp1, expi  # noqa: E402 - it builds on the helpers above
