@@ -40,8 +40,8 @@ def _mismatches(got: Any, want: Any, rtol: float, atol: float) -> np.ndarray:
 def _stats_functions() -> list[tuple[str, Any, Any, int]]:
     out = []
     for dist in tss.__all__:
-        if dist in ("multivariate_normal", "dirichlet"):
-            continue
+        if dist in ("multivariate_normal", "dirichlet", "multinomial") or not inspect.ismodule(getattr(tss, dist)):
+            continue  # vector-valued operands, and the functions (rankdata, sem, mode) of tests/test_scipy_stats_more.py
         for fn in getattr(tss, dist).__all__:
             ours = getattr(getattr(tss, dist), fn)
             required = [p for p in inspect.signature(ours).parameters.values() if p.default is inspect.Parameter.empty]

@@ -119,7 +119,6 @@ MISSING_SPECIAL = {
 }
 MISSING_STATS = {
     "gaussian_kde",  # a class holding data, not a distribution module
-    "gennorm", "mode", "multinomial", "rankdata", "sem", "truncnorm", "vonmises", "wrapcauchy",  # not yet
 }
 
 

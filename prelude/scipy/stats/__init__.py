@@ -12,10 +12,14 @@ parameter or a quantile's ``q`` outside [0, 1] gives NaN (``_common.defined``).
 
 from __future__ import annotations
 
-from . import bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, geom, gumbel_l, gumbel_r
-from . import laplace, logistic, multivariate_normal, nbinom, norm, pareto, poisson, t, uniform
+from . import bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom, gumbel_l
+from . import gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm, pareto, poisson, t
+from . import truncnorm, uniform, vonmises, wrapcauchy
+from ._summary import ModeResult, mode, rankdata, sem
 
 __all__ = [
-    "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "geom", "gumbel_l",
-    "gumbel_r", "laplace", "logistic", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "uniform",
+    "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "gennorm", "geom",
+    "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto",
+    "poisson", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy",
+    "ModeResult", "mode", "rankdata", "sem",
 ]

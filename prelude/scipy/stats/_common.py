@@ -66,6 +66,16 @@ def standardized(name: str, x: Any, loc: Any, scale: Any) -> tuple[AnyTensor, An
     return tnp.where(scale > 0, (x - loc) / scale, math.nan), scale
 
 
+def shape_standardized(name: str, x: Any, a: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """``standardized`` with one shape parameter ``a`` > 0: ``((x - loc) / scale, a, scale)``, the first NaN
+    unless ``a > 0`` and ``scale > 0``."""
+    from ... import numpy as tnp
+
+    x, a, loc, scale = floats(name, x, a, loc, scale)
+    z, scale = standardized(name, x, loc, scale)
+    return tnp.where(positive(a), z, math.nan), a, scale
+
+
 def quantile(name: str, standard: Callable[..., AnyTensor], q: Any, loc: Any, scale: Any, *shape: Any,
              upper: bool = False) -> AnyTensor:
     """``loc + scale standard(q, *shape)`` (``loc - ...`` for ``upper``, an ``isf`` of a symmetric distribution):
