@@ -57,7 +57,8 @@ def test_edges_are_scipys(name: str, dtype: Any) -> None:
     with np.errstate(all="ignore"):
         want = getattr(ss, name)(x.astype(np.float64)).astype(dtype)
     np.testing.assert_allclose(got, want, rtol=2e-3 if dtype == np.float16 else 1e-6)
-    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    numbers = ~np.isnan(want)  # a NaN's sign bit means nothing (and differs between XLA and SciPy versions)
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
 
 
 def test_expi_is_finite_where_scipys_overflows_early() -> None:

@@ -72,8 +72,11 @@ F32_LOOSE = {"truncnorm.ppf": 2e-5, "vonmises.pdf": 2e-5, "gennorm.pdf": 1e-5}
 def test_functions_match_scipy(dtype: Any, rng: np.random.Generator) -> None:
     cast = {k: v.astype(dtype) for k, v in _inputs(rng).items()}
     got = ts.program(lambda v: _everything(tss, v))(cast)
+    reference_inputs = {k: v.astype(np.float64) for k, v in cast.items()}
+    # SciPy >= 1.18 gives NaN for probabilities summing to 1 only within float32's rounding: renormalized in float64
+    reference_inputs["p"] = reference_inputs["p"] / reference_inputs["p"].sum(-1, keepdims=True)
     with np.errstate(all="ignore"):
-        want = _everything(st, {k: v.astype(np.float64) for k, v in cast.items()})
+        want = _everything(st, reference_inputs)
     for name, reference in want.items():
         result = np.asarray(got[name])
         assert result.shape == np.shape(reference), name
@@ -125,7 +128,8 @@ def test_integer_inputs() -> None:
     p = np.array([0.2, 0.3, 0.5], np.float32)
     got = np.asarray(tss.multinomial.pmf(counts, np.array(6, np.int32), p))
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, st.multinomial.pmf(counts, 6, p.astype(np.float64)), rtol=2e-6)
+    p64 = p.astype(np.float64) / p.astype(np.float64).sum()  # (SciPy >= 1.18 wants a sum of 1 to float64 rounding)
+    np.testing.assert_allclose(got, st.multinomial.pmf(counts, 6, p64), rtol=2e-6)
     data = np.array([[3, 1, 3, 2], [0, 0, 5, 5]], np.int32)
     ranks = np.asarray(tss.rankdata(data, "min", axis=1))
     assert ranks.dtype == np.float32
