@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ... import numpy as tnp
-from ._common import AnyTensor, as_shape1, defined, floats, positive, quantile, standardized
+from ._common import AnyTensor, as_shape1, defined, quantile, shape_standardized
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -14,9 +14,7 @@ __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 def _log_z(name: str, x: Any, b: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor]:
     """``log z`` for ``z = (x - loc) / scale`` (0 below the support, so no NaN reaches a gradient), whether ``z >=
     1``, ``b`` and ``scale``; NaN (all through) for a NaN ``x`` or invalid parameters."""
-    x, b, loc, scale = floats(name, x, b, loc, scale)
-    z, scale = standardized(name, x, loc, scale)
-    z = tnp.where(positive(b), z, math.nan)
+    z, b, scale = shape_standardized(name, x, b, loc, scale)
     inside = z >= 1
     return defined(tnp.log(tnp.where(inside, z, 1)), z), inside, b, scale
 

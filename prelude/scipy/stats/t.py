@@ -8,22 +8,15 @@ from typing import Any
 
 from ... import numpy as tnp
 from .. import special as sp
-from ._common import AnyTensor, as_shape1, defined, floats, positive, standardized
+from ._common import AnyTensor, as_shape1, defined, shape_standardized
 
 __all__ = ["cdf", "logpdf", "pdf", "sf"]
-
-
-def _z(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
-    """``(x - loc) / scale`` (NaN for ``df <= 0`` or ``scale <= 0``), ``df`` and ``scale``."""
-    x, df, loc, scale = floats(name, x, df, loc, scale)
-    z, scale = standardized(name, x, loc, scale)
-    return tnp.where(positive(df), z, math.nan), df, scale
 
 
 @as_shape1
 def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     """The log-density; the normal's for ``df = inf`` (where the t formula is inf - inf)."""
-    z, df, scale = _z("t.logpdf", x, df, loc, scale)
+    z, df, scale = shape_standardized("t.logpdf", x, df, loc, scale)
     finite = tnp.isfinite(df)
     nu = tnp.where(finite, df, 1)  # the unused branch stays finite, for the gradient
     norm = sp.gammaln((nu + 1) / 2) - sp.gammaln(nu / 2) - 0.5 * tnp.log(nu * math.pi)
@@ -48,13 +41,13 @@ def _tail(z: AnyTensor, df: AnyTensor) -> AnyTensor:
 
 @as_shape1
 def cdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    z, df, _ = _z("t.cdf", x, df, loc, scale)
+    z, df, _ = shape_standardized("t.cdf", x, df, loc, scale)
     tail = _tail(z, df)
     return tnp.where(z > 0, 1 - tail, tail)
 
 
 @as_shape1
 def sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
-    z, df, _ = _z("t.sf", x, df, loc, scale)
+    z, df, _ = shape_standardized("t.sf", x, df, loc, scale)
     tail = _tail(z, df)
     return tnp.where(z > 0, tail, 1 - tail)
