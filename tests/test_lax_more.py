@@ -192,13 +192,14 @@ def test_linalg_matches_numpy_with_jaxs_conventions() -> None:
 
 def test_eig_returns_jaxs_list() -> None:
     a = np.random.default_rng(2).standard_normal((3, 3))
-    w, vl, vr = linalg.eig(a)
+    on_cpu = ts.device_put(a, "cpu")  # eig is LAPACK's, CPU only; eager calls follow their data's device
+    w, vl, vr = linalg.eig(on_cpu)
     _close(a @ np.asarray(vr), np.asarray(vr) * np.asarray(w), 1e-10)
     _close(np.asarray(vl).conj().T @ a, np.asarray(w)[:, None] * np.asarray(vl).conj().T, 1e-10)
-    assert len(linalg.eig(a, compute_left_eigenvectors=False)) == 2
+    assert len(linalg.eig(on_cpu, compute_left_eigenvectors=False)) == 2
     with _jax_x64() as jax:
         if jax is not None:
-            for g, w_ in zip(linalg.eig(a), jax.lax.linalg.eig(a)):
+            for g, w_ in zip(linalg.eig(on_cpu), jax.lax.linalg.eig(a)):
                 _close(g, w_, 1e-10)
 
 

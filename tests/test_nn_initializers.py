@@ -12,6 +12,7 @@ import pytest
 import tensorstage as ts
 from tensorstage import numpy as tnp
 
+from conftest import PLATFORM, jax_platform
 from directional_grads import assert_grads_match_finite_differences
 
 REFERENCES: dict[str, Any] = {
@@ -96,11 +97,14 @@ def test_initializers_and_activations_equal_jaxs_where_installed() -> None:
         a = getattr(ts.nn.initializers, name)(in_axis=0, out_axis=-1)(ours, (5, 3, 4))
         b = getattr(jax.nn.initializers, name)(in_axis=0, out_axis=-1)(theirs, (5, 3, 4))
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7, err_msg=name)
-    for make in [lambda m: m.orthogonal(1.5), lambda m: m.delta_orthogonal(), lambda m: m.normal(0.3),
-                 lambda m: m.uniform(2.0), lambda m: m.truncated_normal(0.4)]:
+    # The orthogonal ones go through a QR: a GPU's (cuSOLVER) rounds differently from the LAPACK jax uses here.
+    qr_rtol = 1e-6 if PLATFORM == jax_platform() else 2e-5
+    for make, rtol in [(lambda m: m.orthogonal(1.5), qr_rtol), (lambda m: m.delta_orthogonal(), qr_rtol),
+                       (lambda m: m.normal(0.3), 1e-6), (lambda m: m.uniform(2.0), 1e-6),
+                       (lambda m: m.truncated_normal(0.4), 1e-6)]:
         a = make(ts.nn.initializers)(ours, (3, 4, 6))
         b = make(jax.nn.initializers)(theirs, (3, 4, 6))
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=rtol / 10)
     x = np.linspace(-4, 4, 33).astype(np.float32)
     for name in ["celu", "hard_sigmoid", "hard_silu", "sparse_plus", "sparse_sigmoid", "squareplus", "soft_sign", "swish"]:
         np.testing.assert_allclose(np.asarray(getattr(ts.nn, name)(x)), np.asarray(getattr(jax.nn, name)(x)),

@@ -106,6 +106,21 @@ def test_vmap_of_betainc_and_binom(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(np.asarray(got), st.binom.cdf(k, 8, 0.4), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_comb_of_integers_is_the_integer(rng: np.random.Generator, dtype: type) -> None:
+    """Integer N and k give SciPy's integer (exp of lgammas alone is ~1e-6 off in f32) up to 1e12; the
+    limits at N = inf and beyond the float range follow SciPy; the gradient in N is the unrounded one's."""
+    n = np.concatenate([rng.integers(0, 3000, 30), [60, np.inf, np.inf, np.inf, 2000, 13]]).astype(dtype)
+    k = np.concatenate([rng.integers(0, 40, 30), [30, 0, 2, 2.5, 1000, 3]]).astype(dtype)
+    expected = ss.comb(n.astype(np.float64), k.astype(np.float64)).astype(dtype)
+    got = np.asarray(tsp.comb(n, k))
+    small = ~(expected > 1e12)  # beyond, lgamma's ~1e-16 relative error scaled by log(value) exceeds one unit
+    np.testing.assert_array_equal(got[small], expected[small])
+    np.testing.assert_allclose(got[~small], expected[~small], rtol=1e-10)
+    slope = ts.grad(lambda m: tsp.comb(m, 3.0))(np.float64(13.0))
+    np.testing.assert_allclose(float(slope), (ss.comb(13 + 1e-6, 3) - ss.comb(13 - 1e-6, 3)) / 2e-6, rtol=1e-7)
+
+
 def test_comb_exact_is_refused() -> None:
     with pytest.raises(ValueError, match="exact=True is not supported"):
         tsp.comb(np.array([5.0]), np.array([2.0]), exact=True)

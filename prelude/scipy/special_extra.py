@@ -12,14 +12,17 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
+import numpy as np
+
 from ...staging.builder import bind
 from ...staging.ir import Atom
 from ...staging.primitives import elementwise as E
+from ...staging.primitives.autodiff import stop_gradient
 from ...staging.primitives import special as SP
 from ...staging.primitives import structural as ST
 from ...tensor import Traced
 from ..numpy._core import op, wrap
-from ..numpy.mathfuncs import _floats, _or
+from ..numpy.mathfuncs import _and, _floats, _or
 from .stats._common import floats
 from .special import AnyTensor, Operand, _binary, _c, _unary, _where
 
@@ -38,10 +41,24 @@ def _lbinom(n: Atom, k: Atom) -> Atom:
 
 
 def _comb(n: Atom, k: Atom) -> Atom:
-    """``N! / (k! (N - k)!)`` through gammaln; 0 off ``0 <= k <= N``."""
+    """``N! / (k! (N - k)!)`` through gammaln, in float64 (float32's lgamma leaves ~1e-6 relative, which a GPU's
+    lgamma pushed past SciPy's product formula), rounded to the integer it must be where ``N`` and ``k`` are
+    integers (the gradient is the unrounded one's); 0 off ``0 <= k <= N``."""
+    dtype = n.aval.dtype
+    wide = np.dtype(np.float64)
+    n, k = E.convert(n, wide), E.convert(k, wide)
     zero = _c(0, n)
     outside = _or(_or(E.lt(n, zero), E.lt(k, zero)), E.gt(k, n))
-    return _where(outside, ST.full_like(n, 0), E.exp(_lbinom(n, k)))
+    value = E.exp(_lbinom(n, k))
+    k_integral = E.eq(k, E.floor(k))
+    rounded = E.add(value, stop_gradient(E.sub(bind(E.round_p, value), value)))
+    exact = _and(_and(E.eq(n, E.floor(n)), k_integral), E.lt(value, _c(math.inf, n)))
+    value = _where(exact, rounded, value)
+    # N = inf: lgamma's inf - inf; SciPy's limit is 1 at k = 0, inf at other integers k.
+    at_infinity = _where(E.eq(k, zero), _c(1, n), _where(k_integral, _c(math.inf, n), _c(math.nan, n)))
+    value = _where(E.eq(n, _c(math.inf, n)), at_infinity, value)
+    value = _where(outside, ST.full_like(n, 0), value)
+    return value if dtype == wide else E.convert(value, dtype)
 
 
 @op
