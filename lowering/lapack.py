@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-# The kernels used, without the dtype letter: ``lapack_{s,d}<name>_ffi``, and ``lapack_{c,z}<name>_ffi`` for the
-# ones also used on complex matrices.
+# The kernels used, without the dtype letter: ``lapack_{s,d}<name>_ffi``, and ``lapack_{c,z}<name>_ffi`` for
+# complex matrices, where LAPACK names two of them differently (Hermitian / unitary).
 KERNELS = ("potrf", "syevd", "geqrf", "orgqr", "gesdd", "getrf", "trsm", "geev")
-COMPLEX_KERNELS = ("geev",)
+COMPLEX_KERNELS = KERNELS
+_COMPLEX_NAMES = {"syevd": "heevd", "orgqr": "ungqr"}
 # Registered, for every dtype, where jaxlib has them: only the Schur family (lowering/rules/schur.py) asks for them,
 # so a jaxlib without them loses that family alone, not every kernel.
 OPTIONAL_KERNELS = ("gees", "gehrd")
@@ -48,7 +49,7 @@ def _probe() -> bool:
 
         targets: dict[str, Any] = dict(_lapack.registrations())
         names = [f"lapack_{p}{k}_ffi" for p in _PREFIX.values() for k in KERNELS]
-        names += [f"lapack_{p}{k}_ffi" for p in _COMPLEX_PREFIX.values() for k in COMPLEX_KERNELS]
+        names += [f"lapack_{p}{_COMPLEX_NAMES.get(k, k)}_ffi" for p in _COMPLEX_PREFIX.values() for k in COMPLEX_KERNELS]
         if not all(name in targets for name in names):
             return False
         _lapack.initialize()
@@ -207,10 +208,11 @@ def target(kernel: str, dtype: np.dtype[Any], platform: str) -> str | None:
     if platform == "cpu":
         _asked[0] += 1
     complex_too = kernel in COMPLEX_KERNELS or kernel in OPTIONAL_KERNELS
-    prefix = _PREFIX.get(dtype) or (_COMPLEX_PREFIX.get(dtype) if complex_too else None)
+    complex_prefix = _COMPLEX_PREFIX.get(dtype) if complex_too else None
+    prefix = _PREFIX.get(dtype) or complex_prefix
     if platform != "cpu" or prefix is None or not enabled() or not available():
         return None
-    name = f"lapack_{prefix}{kernel}_ffi"
+    name = f"lapack_{prefix}{_COMPLEX_NAMES.get(kernel, kernel) if complex_prefix else kernel}_ffi"
     return None if kernel in OPTIONAL_KERNELS and name not in _optional else name
 
 
