@@ -4,8 +4,8 @@ helpers, ts.lax.linalg (JAX's argument conventions and output orders), custom_ro
 against jax), eager and staged, with gradients and vmap; and the jax.lax names deliberately absent.
 
 Deliberate differences (see the modules' docstrings): eigenvector/singular-vector signs are tensorstage's;
-``qr(pivoting=True)`` and ``tridiagonal_solve(perturb_singular=True)`` are refused; ``tridiagonal_solve`` does
-not pivot; custom_root/custom_linear_solve are reverse-mode only; approx_max_k/approx_min_k are exact;
+``qr(pivoting=True)`` and ``tridiagonal_solve(perturb_singular=True)`` are refused; custom_root/custom_linear_solve
+are reverse-mode only; approx_max_k/approx_min_k are exact;
 with_sharding_constraint is the identity.
 """
 
@@ -122,7 +122,8 @@ def test_linalg_matches_numpy_with_jaxs_conventions() -> None:
     spd = a @ a.transpose(0, 2, 1) + 4 * np.eye(4)
     tall = rng.standard_normal((2, 5, 3))
     b = rng.standard_normal((2, 4, 3))
-    dl, d, du = rng.standard_normal((2, 6)), rng.standard_normal((2, 6)) + 5, rng.standard_normal((2, 6))
+    dl, d, du = rng.standard_normal((2, 6)), rng.standard_normal((2, 6)), rng.standard_normal((2, 6))
+    d[:, 1::2] = 0.0  # not diagonally dominant: without row interchanges the elimination divides by zero
     rhs = rng.standard_normal((2, 6, 3))
 
     @ts.program
@@ -246,6 +247,7 @@ def test_implicit_and_tridiagonal_gradients_match_finite_differences() -> None:
         _cube_root_plus,
         _linear,
         lambda x: linalg.tridiagonal_solve(x[:, 0], x[:, 1] + 6, x[:, 2], x.mT),
+        lambda x: linalg.tridiagonal_solve(x[:, 0], x[:, 1] * 0.1, x[:, 2] + 1, x.mT),  # row interchanges
         lambda x: lax.conv_transpose(x, x[0, :2, :, None] * x[1, :2, :, None], (2,), "SAME"),
         lambda x: lax.conv_transpose(x, x[0, :2, :, None] * x[1, :2, None, :], (2,), [(1, 0)], transpose_kernel=True),
         lambda x: linalg.triangular_solve(x[0, :, :3] + 4 * tnp.eye(3, dtype=x.dtype), x[1], left_side=True, lower=True),

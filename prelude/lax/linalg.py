@@ -6,9 +6,8 @@ Deliberate differences from jax.lax.linalg (real operands only, as the primitive
 - Eigenvector and singular-vector signs are tensorstage's (each vector's largest-magnitude component positive),
   where JAX's are LAPACK's (unspecified); ``eigh`` always sorts (``sort_eigenvalues=False`` allows any order).
 - ``qr(pivoting=True)`` raises ValueError (no column-pivoted QR primitive).
-- ``tridiagonal_solve`` is the Thomas algorithm (no pivoting: stable for diagonally dominant or symmetric
-  positive definite matrices, where JAX calls LAPACK's pivoting ``gtsv``); ``perturb_singular`` is refused. It is
-  a ``scan``, so it differentiates, vmaps and lowers everywhere.
+- ``tridiagonal_solve`` is LU with partial pivoting (LAPACK ``gtsv``'s algorithm, which JAX calls on CPU) written
+  as two ``scan``s, so it differentiates, vmaps and lowers everywhere; ``perturb_singular`` is refused.
 - ``implementation``/``algorithm``/``use_magma`` are accepted and ignored.
 """
 
@@ -177,24 +176,35 @@ def triangular_solve(
     return (out[..., 0] if left_side else out[..., 0, :]) if single else out  # type: ignore[no-any-return]
 
 
-def _thomas(dl: Any, d: Any, du: Any, b: Any) -> Any:
-    """The Thomas algorithm along the leading axis: a forward elimination scan, then back substitution."""
+def _pivoting_tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """LU with partial pivoting along the leading axis (LAPACK ``gtsv``'s algorithm), then back substitution.
+
+    Step ``i`` holds row ``i`` as eliminated so far (entries in columns ``i`` and ``i + 1`` only) and meets row
+    ``i + 1``; the one whose column-``i`` entry is larger in magnitude becomes ``U``'s row ``i`` (an interchange
+    gives ``U`` a second superdiagonal), the other, minus a multiple of it, is carried on."""
 
     def eliminate(carry: Any, row: Any) -> tuple[Any, Any]:
-        c_prev, y_prev = carry
-        lo, mid, up, rhs = row
-        pivot = mid - lo * c_prev
-        c = up / pivot
-        y = (rhs - lo[..., None] * y_prev) / pivot[..., None]
-        return (c, y), (c, y)
+        pivot, right, rhs = carry  # the row being eliminated: columns i, i + 1
+        lo, mid, up, rhs_next = row  # the next original row: columns i, i + 1, i + 2
+        swap = tnp.abs(lo) > tnp.abs(pivot)
+        top = [tnp.where(swap, lo, pivot), tnp.where(swap, mid, right), tnp.where(swap, up, tnp.zeros_like(up))]
+        top_rhs = tnp.where(swap[..., None], rhs_next, rhs)
+        factor = tnp.where(swap, pivot, lo) / top[0]
+        below = [tnp.where(swap, right, mid) - factor * top[1], tnp.where(swap, tnp.zeros_like(up), up) - factor * top[2]]
+        below_rhs = tnp.where(swap[..., None], rhs, rhs_next) - factor[..., None] * top_rhs
+        return (below[0], below[1], below_rhs), (*top, top_rhs)
 
-    def substitute(x_next: Any, row: Any) -> tuple[Any, Any]:
-        c, y = row
-        x = y - c[..., None] * x_next
-        return x, x
+    def substitute(carry: Any, row: Any) -> tuple[Any, Any]:
+        x1, x2 = carry  # x[i + 1], x[i + 2]
+        u0, u1, u2, y = row
+        x = (y - u1[..., None] * x1 - u2[..., None] * x2) / u0[..., None]
+        return (x, x1), x
 
-    _, (cs, ys) = scan(eliminate, (tnp.zeros_like(d[0]), tnp.zeros_like(b[0])), (dl, d, du, b))
-    _, xs = scan(substitute, tnp.zeros_like(b[0]), (cs, ys), reverse=True)
+    (last, _, last_rhs), (u0, u1, u2, ys) = scan(eliminate, (d[0], du[0], b[0]), (dl[1:], d[1:], du[1:], b[1:]))
+    zero = tnp.zeros_like(last)
+    u0, u1, u2 = (tnp.concatenate([u, v[None]]) for u, v in ((u0, last), (u1, zero), (u2, zero)))
+    ys = tnp.concatenate([ys, last_rhs[None]])
+    _, xs = scan(substitute, (tnp.zeros_like(b[0]), tnp.zeros_like(b[0])), (u0, u1, u2, ys), reverse=True)
     return xs
 
 
@@ -204,9 +214,9 @@ def tridiagonal_solve(
     b: Tensor[DT, Unpack[Batch], M, N], *, perturb_singular: bool = False,
 ) -> Tensor[DT, Unpack[Batch], M, N]:
     """``X`` with ``A X = b`` for the tridiagonal ``A`` with ``A[i, i-1] = dl[i]``, ``A[i, i] = d[i]``,
-    ``A[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` are not read). No pivoting (see the module docstring)."""
+    ``A[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` are not read), by LU with partial pivoting."""
     if perturb_singular:
-        raise ValueError("lax.linalg.tridiagonal_solve: perturb_singular=True is not offered (no pivoting LU here)")
+        raise ValueError("lax.linalg.tridiagonal_solve: perturb_singular=True is not offered")
     diagonals: list[Any] = [float_operand("tridiagonal_solve", t) for t in (dl, d, du)]
     rhs = _tensor(matrix_operand("tridiagonal_solve", b))
     for t in diagonals:
@@ -215,8 +225,10 @@ def tridiagonal_solve(
             shapes = ", ".join(str(s.aval) for s in diagonals)
             raise shape_error("tridiagonal_solve", f"lax.linalg.tridiagonal_solve: diagonals {shapes} "
                               f"must have the shape (..., m) of b {rhs.aval} without its last axis")
+    if rhs.shape[-2] == 0:
+        return rhs
     lows, mids, ups = (tnp.moveaxis(t, -1, 0) for t in diagonals)
-    return tnp.moveaxis(_thomas(lows, mids, ups, tnp.moveaxis(rhs, -2, 0)), 0, -2)
+    return tnp.moveaxis(_pivoting_tridiagonal_solve(lows, mids, ups, tnp.moveaxis(rhs, -2, 0)), 0, -2)
 
 
 @op
