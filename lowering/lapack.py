@@ -83,10 +83,10 @@ def _kernels_agree_with_numpy() -> bool:
     and then XLA's own expansion is used instead of a wrong or failing kernel."""
     try:
         return all(
-            check(dtype, 1e-4 if dtype == np.float32 else 1e-10)
-            for check in (_factorizations_agree, _svd_agrees, _lu_agrees)
-            for dtype in _PREFIX
-        ) and all(_eig_agrees(dtype, 1e-4 if dtype in _SINGLE else 1e-10) for dtype in (*_PREFIX, *_COMPLEX_PREFIX))
+            check(dtype, 1e-4 if dtype in _SINGLE else 1e-10)
+            for check in (_factorizations_agree, _lu_agrees)
+            for dtype in (*_PREFIX, *_COMPLEX_PREFIX)
+        ) and all(_svd_agrees(dtype, 1e-4 if dtype == np.float32 else 1e-10) for dtype in _PREFIX) and all(_eig_agrees(dtype, 1e-4 if dtype in _SINGLE else 1e-10) for dtype in (*_PREFIX, *_COMPLEX_PREFIX))
     except Exception:  # a kernel that does not compile or run here
         return False
 
@@ -110,13 +110,15 @@ def _run(build: Callable[..., Sequence[Any]], *inputs: np.ndarray[Any, Any]) -> 
 
 
 def _factorizations_agree(dtype: np.dtype[Any], tolerance: float) -> bool:
-    """potrf, syevd, geqrf/orgqr on an SPD 3x3 matrix: each factorization reproduces it, in its shape."""
+    """potrf, syevd/heevd, geqrf/orgqr/ungqr on a positive definite 3x3 matrix (Hermitian for complex dtypes):
+    each factorization reproduces it, in its shape."""
     from ..staging.primitives import decompositions as D
 
-    b = np.random.default_rng(0).standard_normal((3, 3))
-    spd = (b @ b.T + 3 * np.eye(3)).astype(dtype)
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal((3, 3)) + (1j * rng.standard_normal((3, 3)) if dtype in _COMPLEX_PREFIX else 0)
+    spd = (b @ b.conj().T + 3 * np.eye(3)).astype(dtype)
     low, w, v, q, r = _run(lambda x: [D.cholesky(x), *D.eigh(x), *D.qr(x)[:2]], spd)
-    products = (low @ low.T, (v * w) @ v.T, q @ r)
+    products = (low @ low.conj().T, (v * w) @ v.conj().T, q @ r)
     return all(np.allclose(p, spd, rtol=tolerance, atol=tolerance) for p in products) and bool(
         np.allclose(low, np.tril(low)) and np.all(np.diff(w) >= 0) and np.allclose(r, np.triu(r))
     )
@@ -137,6 +139,8 @@ def _lu_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
     from ..staging.primitives import decompositions as D
 
     a64 = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5], [-2.0, 5.0, 1.0]])  # LU of aᵀ swaps rows at both steps
+    if dtype in _COMPLEX_PREFIX:
+        a64 = a64 + 0.5j * np.eye(3, k=1)
     b = np.arange(6.0).reshape(3, 2)
     solved, solved_t, sign, logdet = _run(
         lambda x, y: [D.solve(x, y), D.solve(x, y, transpose_a=True), *D.slogdet(x)], a64.astype(dtype), b.astype(dtype)
@@ -145,7 +149,7 @@ def _lu_agrees(dtype: np.dtype[Any], tolerance: float) -> bool:
     return bool(
         np.allclose(a64 @ solved, b, rtol=tolerance, atol=tolerance)
         and np.allclose(a64.T @ solved_t, b, rtol=tolerance, atol=tolerance)
-        and sign == sign_np
+        and abs(sign - sign_np) < tolerance
         and abs(logdet - logdet_np) < tolerance
     )
 

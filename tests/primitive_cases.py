@@ -335,7 +335,7 @@ def _slogdet_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def cofactor_matrix(a: np.ndarray) -> np.ndarray:
     """The gradient of det: ``C[..., i, j] = (-1)^(i+j) det(minor_ij)``, by explicit minors in float64 (valid at
     singular matrices too)."""
-    a = np.asarray(a, np.float64)
+    a = np.asarray(a, np.complex128 if np.iscomplexobj(a) else np.float64)
     n = a.shape[-1]
     out = np.empty_like(a)
     for i in range(n):
@@ -497,6 +497,76 @@ for _name, _case in [
     ("reduce_prod", Case(normal(3, 4), lambda x, axes: x.prod(axis=axes), {"axes": (1,)}, dtypes=COMPLEX)),
     ("dot_general", Case(operands((2, 3, 4), (2, 4, 5)), lambda a, b, **p: a @ b,
                          {"contracting": ((2,), (1,)), "batch": ((0,), (0,))}, dtypes=COMPLEX, label="complex")),
+]:
+    CASES[_name] = [*CASES[_name], _case]
+
+
+# Complex matrices of the decompositions: Hermitian (or well-conditioned) operands and NumPy's complex references.
+def _cnormal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _hpd(*shape: int) -> Maker:
+    """Hermitian positive definite matrices, well conditioned: ``B Bᴴ + n I``."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        b = _cnormal(rng, shape)
+        return [(b @ np.conj(np.swapaxes(b, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dtype)]
+
+    return make
+
+
+def _complex_operands(a_shape: tuple[int, ...], *rest: tuple[int, ...]) -> Maker:
+    """A complex matrix with a large diagonal (its triangles well conditioned) and complex right-hand sides."""
+
+    def make(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+        a = _cnormal(rng, a_shape) + (a_shape[-1] + 1) * np.eye(a_shape[-1])
+        return [a.astype(dtype), *(_cnormal(rng, r).astype(dtype) for r in rest)]
+
+    return make
+
+
+def _hermitian_lower(a: np.ndarray) -> np.ndarray:
+    """What complex cholesky and eigh read: the strict lower triangle mirrored and conjugated, the diagonal's real
+    part."""
+    strict = np.tril(a, -1)
+    return strict + np.conj(np.swapaxes(strict, -1, -2)) + np.real(a) * np.eye(a.shape[-1])
+
+
+def canonical_phases(v: np.ndarray) -> np.ndarray:
+    """tensorstage's phase of complex eigenvectors: each column's largest-magnitude component real and positive."""
+    top = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    return v * np.conj(top) / np.abs(top)
+
+
+def _complex_eigh_ref(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w, v = np.linalg.eigh(_hermitian_lower(a))
+    return w, canonical_phases(v)
+
+
+def _conj_triangular_solve_ref(a: np.ndarray, b: np.ndarray, *, conjugate_a: bool, **params: Any) -> np.ndarray:
+    return _triangular_solve_ref(np.conj(a) if conjugate_a else a, b, **params)
+
+
+_ADJOINT = {"left_side": True, "lower": True, "transpose_a": True, "unit_diagonal": False, "conjugate_a": True}
+_CONJUGATE = {"left_side": False, "lower": False, "transpose_a": False, "unit_diagonal": False, "conjugate_a": True}
+for _name, _case in [
+    ("cholesky", Case(_hpd(2, 3, 3), lambda a: np.linalg.cholesky(_hermitian_lower(a)), dtypes=COMPLEX,
+                      label="complex batched")),
+    ("triangular_solve", Case(_complex_operands((2, 3, 3), (2, 3, 2)), _conj_triangular_solve_ref, _ADJOINT,
+                              dtypes=COMPLEX, label="complex adjoint")),
+    ("triangular_solve", Case(_complex_operands((3, 3), (2, 3)), _conj_triangular_solve_ref, _CONJUGATE,
+                              dtypes=COMPLEX, label="complex conjugate right")),
+    # (square only: the determinant of a tall complex matrix's complete Q is not differentiated)
+    ("qr", Case(normal(2, 3, 3), _qr_ref, {"full_matrices": False}, dtypes=COMPLEX, label="complex batched")),
+    ("eigh", Case(normal(4, 4), _complex_eigh_ref, dtypes=COMPLEX, label="complex, reads the lower triangle")),
+    ("eigh", Case(_hpd(2, 3, 3), _complex_eigh_ref, dtypes=COMPLEX, label="complex batched")),
+    ("solve", Case(_complex_operands((2, 3, 3), (2, 3, 2)), _solve_ref, {"transpose_a": True}, dtypes=COMPLEX,
+                   label="complex transposed")),
+    ("slogdet", Case(_complex_operands((2, 3, 3)), _slogdet_ref, dtypes=COMPLEX, label="complex")),
+    ("det", Case(_complex_operands((2, 3, 3)), np.linalg.det, dtypes=COMPLEX, label="complex")),
+    ("cofactors", Case(_scaled(_complex_operands((2, 3, 3))), lambda a: cofactor_matrix(a), dtypes=COMPLEX,
+                       label="complex")),
 ]:
     CASES[_name] = [*CASES[_name], _case]
 

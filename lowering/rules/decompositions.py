@@ -16,6 +16,11 @@ pivoting, as NumPy) on CPU, then a row permutation (a short while loop turns the
 LAPACK's ``trsm`` on the packed factors (XLA's triangular solve measured several times slower on batches of
 vectors); elsewhere (GPU, no SciPy, ``TENSORSTAGE_LAPACK=0``) the QR lowering above, ``A⁻¹B = R⁻¹QᵀB`` and
 ``det A = det(Q) · prod(diag R)``.
+
+Complex matrices (c64, c128) take the same paths: LAPACK's c/z kernels (``heevd`` and ``ungqr`` for ``syevd`` and
+``orgqr``) on CPU, where the row-major buffer that LAPACK reads as ``Aᵀ`` is the conjugate of the Hermitian matrix
+meant (eigenvectors come back conjugated); XLA's expansions elsewhere, with conjugate transposes where the real
+formulas transpose (``A⁻¹ = R⁻¹ Qᴴ``). Householder QR's ``det Q`` is then ``∏ (1 - τᵢ vᵢᴴ vᵢ)``, of modulus 1.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from ...staging.ir import Aval
 from ...staging.primitives import decompositions as D
 from .. import lapack
 from ..emit import Emitter, Value, i64_array, int_list, lowers, tensor_type
+from .complex_parts import _conj
 from .elementwise import compare, widen
 from .linalg import precision_props
 
@@ -73,6 +79,26 @@ def zero_padded(em: Emitter, x: Value, low: Sequence[int], high: Sequence[int]) 
 def _pad(em: Emitter, x: Value, shape: Sequence[int]) -> Value:
     """``x`` padded with zeros at the end of every axis up to ``shape``."""
     return zero_padded(em, x, [0] * len(shape), [t - s for s, t in zip(x.aval.shape, shape)])
+
+
+def conjugate(em: Emitter, x: Value) -> Value:
+    """The complex conjugate of ``x`` (``x`` itself when real)."""
+    return _conj(em, [x], [x.aval])[0] if dtypes.is_complex(x.aval.dtype) else x
+
+
+def real_aval(x: Value) -> Aval:
+    """``x``'s shape with the real dtype of its elements' magnitudes."""
+    return Aval(x.aval.shape, dtypes.real_dtype(x.aval.dtype))
+
+
+def as_complex(em: Emitter, x: Value, dtype: np.dtype[Any]) -> Value:
+    """A real ``x`` in ``dtype`` (``x`` itself when that is its dtype already)."""
+    return x if x.aval.dtype == dtype else _convert(em, x, dtype)
+
+
+def matrix_adjoint(em: Emitter, x: Value) -> Value:
+    """Every matrix of ``x`` conjugate-transposed (transposed when real)."""
+    return conjugate(em, matrix_transpose(em, x))
 
 
 def matrix_transpose(em: Emitter, x: Value) -> Value:
@@ -179,8 +205,15 @@ def _all_last(em: Emitter, ok: Value, axes: int) -> Value:
 
 
 def non_finite(em: Emitter, x: Value) -> Value:
-    """Per matrix of ``x``, whether it holds a NaN or an infinity (a bool per batch index)."""
-    finite = em.op("stablehlo.is_finite", [x], [Aval(x.aval.shape, dtypes.BOOL)])[0]
+    """Per matrix of ``x``, whether it holds a NaN or an infinity (a bool per batch index; complex: in either
+    part)."""
+    flags = Aval(x.aval.shape, dtypes.BOOL)
+    if dtypes.is_complex(x.aval.dtype):
+        parts = [em.op(f"stablehlo.{p}", [x], [real_aval(x)])[0] for p in ("real", "imag")]
+        both = [em.op("stablehlo.is_finite", [p], [flags])[0] for p in parts]
+        finite = em.op("stablehlo.and", both, [flags])[0]
+    else:
+        finite = em.op("stablehlo.is_finite", [x], [flags])[0]
     return em.op("stablehlo.not", [_all_last(em, finite, 2)], [Aval(x.aval.shape[:-2], dtypes.BOOL)])[0]
 
 
@@ -223,16 +256,27 @@ def _cholesky(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[
         info = Aval(a.aval.shape[:-2], np.dtype(np.int32))
         factor, status = lapack_call(em, target, [a], [a.aval, info], uplo="U")
         return [nan_where_failed(em, status, masked_triangle(em, factor, "GE"))]
-    factor = em.op("stablehlo.cholesky", args, outs, "lower = true")[0]
+    factor = em.op("stablehlo.cholesky", [_real_diagonal(em, a)], outs, "lower = true")[0]
     # StableHLO leaves the result implementation-defined where A is not positive definite: XLA's CPU expansion
     # gives NaNs, cuSOLVER's potrf stops at the failing column and leaves a non-positive (or NaN) pivot on the
     # diagonal. Either way the failed matrix becomes all NaN, as LAPACK's path makes it.
     return [nan_where(em, _bad_pivots(em, factor), masked_triangle(em, factor, "GE"))]  # other triangle unspecified
 
 
+def _real_diagonal(em: Emitter, a: Value) -> Value:
+    """``a`` with the imaginary part of its diagonal dropped (LAPACK's Hermitian kernels never read it)."""
+    if not dtypes.is_complex(a.aval.dtype):
+        return a
+    part = em.op("stablehlo.real", [a], [real_aval(a)])[0]
+    eye = masked_triangle(em, widen(em, em.scalar(True, dtypes.BOOL), a.aval.shape), "EQ")
+    return em.op("stablehlo.select", [eye, as_complex(em, part, a.aval.dtype), a], [a.aval])[0]
+
+
 def _bad_pivots(em: Emitter, factor: Value) -> Value:
     """Per matrix, whether a Cholesky factor's diagonal is not all finite and positive."""
     d = matrix_diagonal(em, factor)
+    if dtypes.is_complex(d.aval.dtype):  # a Cholesky factor's diagonal is real
+        d = em.op("stablehlo.real", [d], [real_aval(d)])[0]
     positive = compare(em, d, widen(em, em.scalar(0, d.aval.dtype), d.aval.shape), "GT")
     finite = em.op("stablehlo.is_finite", [d], [Aval(d.aval.shape, dtypes.BOOL)])[0]
     good = em.op("stablehlo.and", [positive, finite], [Aval(d.aval.shape, dtypes.BOOL)])[0]
@@ -243,11 +287,21 @@ def _bad_pivots(em: Emitter, factor: Value) -> Value:
 @in_f32
 def _triangular_solve(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, left_side: bool, lower: bool, transpose_a: bool,
-    unit_diagonal: bool,
+    unit_diagonal: bool, conjugate_a: bool = False,
 ) -> list[Value]:
+    conjugate_a = conjugate_a and dtypes.is_complex(args[0].aval.dtype)
+    if conjugate_a and not transpose_a:
+        # StableHLO conjugates only with the transpose (ADJOINT): conj(A) X = B is A conj(X) = conj(B).
+        a, b = args
+        x = _triangular_solve(
+            em, [a, conjugate(em, b)], outs, left_side=left_side, lower=lower, transpose_a=False,
+            unit_diagonal=unit_diagonal,
+        )[0]
+        return [conjugate(em, x)]
+    how = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
     props = (
         f"left_side = {flag(left_side)}, lower = {flag(lower)}, unit_diagonal = {flag(unit_diagonal)}, "
-        f"transpose_a = #stablehlo<transpose {'TRANSPOSE' if transpose_a else 'NO_TRANSPOSE'}>"
+        f"transpose_a = #stablehlo<transpose {how}>"
     )
     return em.op("stablehlo.triangular_solve", args, outs, props)
 
@@ -282,13 +336,7 @@ def qr_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, ful
             "stablehlo.custom_call", [reflectors, q_taus], [q_aval],
             'call_target_name = "ProductOfElementaryHouseholderReflectors"',
         )[0]
-    # Every reflector with a nonzero tau is a reflection (determinant -1); tau = 0 is the identity.
-    flips = compare(em, taus, widen(em, em.scalar(0, a.aval.dtype), taus.aval.shape), "NE")
-    signs = em.op(
-        "stablehlo.select",
-        [flips, widen(em, em.scalar(-1, a.aval.dtype), taus.aval.shape), widen(em, em.scalar(1, a.aval.dtype), taus.aval.shape)],
-        [taus.aval],
-    )[0]
+    signs = _reflector_determinants(em, packed, taus)
     scalar = Aval((), a.aval.dtype)
     body = em.region([scalar, scalar], lambda r_, xs: r_.op("stablehlo.multiply", xs, [scalar]))
     det = em.op(
@@ -296,6 +344,31 @@ def qr_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, ful
         f"dimensions = {i64_array([len(batch)])}", [body],
     )[0]
     return [q, r, det]
+
+
+def _reflector_determinants(em: Emitter, packed: Value, taus: Value) -> Value:
+    """``det(I - τ v vᴴ)`` of every Householder reflector (``v``: 1, then its column of ``packed`` below the
+    diagonal). Real: a reflection (-1) where ``τ`` is nonzero, the identity (1) where it is 0, exactly. Complex:
+    ``1 - τ vᴴv``, of modulus 1."""
+    dtype = taus.aval.dtype
+    shape = taus.aval.shape
+    one = widen(em, em.scalar(1, dtype), shape)
+    if not dtypes.is_complex(dtype):
+        flips = compare(em, taus, widen(em, em.scalar(0, dtype), shape), "NE")
+        return em.op("stablehlo.select", [flips, widen(em, em.scalar(-1, dtype), shape), one], [taus.aval])[0]
+    below = masked_triangle(em, packed, "GT")
+    magnitude = em.op("stablehlo.abs", [below], [real_aval(below)])[0]
+    squares = em.op("stablehlo.multiply", [magnitude, magnitude], [magnitude.aval])[0]
+    *batch, m, n = squares.aval.shape
+    norms = em.op(
+        "stablehlo.reduce", [squares, em.scalar(0, squares.aval.dtype)], [Aval((*batch, n), squares.aval.dtype)],
+        f"dimensions = {i64_array([len(batch)])}", [em.binary_region("stablehlo.add", Aval((), squares.aval.dtype))],
+    )[0]
+    if n != shape[-1]:
+        norms = leading_slice(em, norms, shape)
+    lengths = em.op("stablehlo.add", [one, as_complex(em, norms, dtype)], [taus.aval])[0]  # vᴴv
+    scaled = em.op("stablehlo.multiply", [taus, lengths], [taus.aval])[0]
+    return em.op("stablehlo.subtract", [one, scaled], [taus.aval])[0]
 
 
 @lowers(D.eigh_p)
@@ -308,12 +381,12 @@ def eigh_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> l
         # LAPACK sees Aᵀ: its upper triangle is A's lower one; its eigenvector columns read back as rows.
         info = Aval(a.aval.shape[:-2], np.dtype(np.int32))
         rows, w, status = lapack_call(em, target, [a], [v_aval, w_aval, info], mode="V", uplo="U")
-        v = matrix_transpose(em, rows)
+        v = matrix_adjoint(em, rows)  # complex: LAPACK's matrix is the conjugate of sym(A), so are its vectors
         return [nan_where_failed(em, status, w), _canonical_signs(em, nan_where_failed(em, status, v))]
     tol = float(np.finfo(a.aval.dtype).eps)
     config = f'backend_config = "1,1,100,{tol!r}", call_target_name = "Eigh"'
-    v, w = em.op("stablehlo.custom_call", [a], [v_aval, w_aval], config)
-    if a.aval.dtype == np.float64:
+    v, w = em.op("stablehlo.custom_call", [_real_diagonal(em, a)], [v_aval, w_aval], config)
+    if a.aval.dtype in (np.float64, np.complex128):
         v = _refine_eigenvectors(em, a, w, v)
     # Jacobi sweeps on a NaN or infinity give whatever the backend's arithmetic makes of it; LAPACK's path
     # gives an all-NaN result (syevd fails), and so does this one.
@@ -322,14 +395,17 @@ def eigh_lowering(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> l
 
 
 def _canonical_signs(em: Emitter, v: Value) -> Value:
-    """Eigenvectors with their largest-magnitude component positive: a deterministic sign for each (Jacobi's
-    and LAPACK's signs differ), locally constant, so the derivative rules hold unchanged."""
+    """Eigenvectors with their largest-magnitude component positive: a deterministic sign (complex: phase) for each
+    (Jacobi's and LAPACK's differ); a real sign is locally constant, a complex phase is differentiated in
+    ``staging/primitives/decompositions.py``."""
     return apply_signs(em, v, vector_signs(em, v, -2), -2)
 
 
 def vector_signs(em: Emitter, x: Value, axis: int) -> Value:
     """Per vector of ``x`` (vectors run along matrix axis ``axis``: -2 for columns, -1 for rows), +1 or -1 so that
-    the vector's largest-magnitude component becomes positive (on exact ties: the sum of the tied components)."""
+    the vector's largest-magnitude component becomes positive (on exact ties: the sum of the tied components).
+    Complex ``x``: the phase ``conj(s) / |s|`` of that component (or sum) ``s``, which makes it real and positive
+    (1 for a zero vector)."""
     aval = x.aval
     n = aval.ndim
     reduced = n + axis
@@ -337,13 +413,15 @@ def vector_signs(em: Emitter, x: Value, axis: int) -> Value:
     vec_aval = Aval((*aval.shape[:-2], aval.shape[kept]), aval.dtype)
     scalar = Aval((), aval.dtype)
     spread_dims = i64_array([*range(n - 2), kept])
-    magnitude = em.op("stablehlo.abs", [x], [aval])[0]
-    largest_body = em.region([scalar, scalar], lambda r, xs: r.op("stablehlo.maximum", xs, [scalar]))
+    real = real_aval(x)
+    real_scalar = Aval((), real.dtype)
+    magnitude = em.op("stablehlo.abs", [x], [real])[0]
+    largest_body = em.region([real_scalar, real_scalar], lambda r, xs: r.op("stablehlo.maximum", xs, [real_scalar]))
     largest = em.op(
-        "stablehlo.reduce", [magnitude, em.scalar(0, aval.dtype)], [vec_aval], f"dimensions = {i64_array([reduced])}",
-        [largest_body],
+        "stablehlo.reduce", [magnitude, em.scalar(0, real.dtype)], [vec_aval.with_dtype(real.dtype)],
+        f"dimensions = {i64_array([reduced])}", [largest_body],
     )[0]
-    spread = em.op("stablehlo.broadcast_in_dim", [largest], [aval], f"broadcast_dimensions = {spread_dims}")[0]
+    spread = em.op("stablehlo.broadcast_in_dim", [largest], [real], f"broadcast_dimensions = {spread_dims}")[0]
     zero = widen(em, em.scalar(0, aval.dtype), aval.shape)
     picked = em.op("stablehlo.select", [compare(em, magnitude, spread, "EQ"), x, zero], [aval])[0]
     sum_body = em.region([scalar, scalar], lambda r, xs: r.op("stablehlo.add", xs, [scalar]))
@@ -351,10 +429,23 @@ def vector_signs(em: Emitter, x: Value, axis: int) -> Value:
         "stablehlo.reduce", [picked, em.scalar(0, aval.dtype)], [vec_aval], f"dimensions = {i64_array([reduced])}",
         [sum_body],
     )[0]
+    if dtypes.is_complex(aval.dtype):
+        return _unit_phase(em, conjugate(em, total))
     negative = compare(em, total, widen(em, em.scalar(0, aval.dtype), vec_aval.shape), "LT")
     minus = widen(em, em.scalar(-1, aval.dtype), vec_aval.shape)
     plus = widen(em, em.scalar(1, aval.dtype), vec_aval.shape)
     return em.op("stablehlo.select", [negative, minus, plus], [vec_aval])[0]
+
+
+def _unit_phase(em: Emitter, z: Value) -> Value:
+    """``z / |z|``, and 1 where ``z`` is 0."""
+    size = em.op("stablehlo.abs", [z], [real_aval(z)])[0]
+    real_one = widen(em, em.scalar(1, size.aval.dtype), size.aval.shape)
+    zero = compare(em, size, widen(em, em.scalar(0, size.aval.dtype), size.aval.shape), "EQ")
+    safe = em.op("stablehlo.select", [zero, real_one, size], [size.aval])[0]
+    phase = em.op("stablehlo.divide", [z, as_complex(em, safe, z.aval.dtype)], [z.aval])[0]
+    one = widen(em, em.scalar(1, z.aval.dtype), z.aval.shape)
+    return em.op("stablehlo.select", [zero, one, phase], [z.aval])[0]
 
 
 def apply_signs(em: Emitter, x: Value, signs: Value, axis: int) -> Value:
@@ -371,25 +462,26 @@ def _refine_eigenvectors(em: Emitter, a: Value, w: Value, v: Value) -> Value:
     """One first-order correction of the eigenvectors: XLA's Jacobi skips rotations whose off-diagonal entry is
     below float32 precision, which leaves float64 eigenvectors accurate to only ~1e-9.
 
-    With ``B = Vᵀ sym(A) V`` (diagonal up to that residue), ``V ← V (I + E)``, ``E_ij = B_ij / (w_j - w_i)``:
-    E is antisymmetric, so V stays orthogonal to second order; pairs with nearly equal eigenvalues are left
+    With ``B = Vᴴ sym(A) V`` (diagonal up to that residue), ``V ← V (I + E)``, ``E_ij = B_ij / (w_j - w_i)``:
+    E is anti-Hermitian, so V stays unitary to second order; pairs with nearly equal eigenvalues are left
     alone (any basis of their eigenspace is valid).
     """
     aval = a.aval
+    real = real_aval(a)
     n = aval.ndim
-    lower = masked_triangle(em, a, "GE")
+    lower = masked_triangle(em, _real_diagonal(em, a), "GE")
     strict = masked_triangle(em, a, "GT")
-    sym = em.op("stablehlo.add", [lower, matrix_transpose(em, strict)], [aval])[0]
-    b = batched_matmul(em, v, batched_matmul(em, sym, v), transpose_x=True)
+    sym = em.op("stablehlo.add", [lower, matrix_adjoint(em, strict)], [aval])[0]
+    b = batched_matmul(em, conjugate(em, v), batched_matmul(em, sym, v), transpose_x=True)  # Vᴴ sym(A) V
     batch = list(range(n - 2))
-    w_col = em.op("stablehlo.broadcast_in_dim", [w], [aval], f"broadcast_dimensions = {i64_array([*batch, n - 1])}")[0]
-    w_row = em.op("stablehlo.broadcast_in_dim", [w], [aval], f"broadcast_dimensions = {i64_array([*batch, n - 2])}")[0]
-    gap = em.op("stablehlo.subtract", [w_col, w_row], [aval])[0]  # [i, j] = w[j] - w[i]
-    big = em.op("stablehlo.multiply", [em.op("stablehlo.abs", [b], [aval])[0], widen(em, em.scalar(1e4, aval.dtype), aval.shape)], [aval])[0]
-    usable = compare(em, em.op("stablehlo.abs", [gap], [aval])[0], big, "GT")
-    one = widen(em, em.scalar(1, aval.dtype), aval.shape)
+    w_col = em.op("stablehlo.broadcast_in_dim", [w], [real], f"broadcast_dimensions = {i64_array([*batch, n - 1])}")[0]
+    w_row = em.op("stablehlo.broadcast_in_dim", [w], [real], f"broadcast_dimensions = {i64_array([*batch, n - 2])}")[0]
+    gap = em.op("stablehlo.subtract", [w_col, w_row], [real])[0]  # [i, j] = w[j] - w[i]
+    big = em.op("stablehlo.multiply", [em.op("stablehlo.abs", [b], [real])[0], widen(em, em.scalar(1e4, real.dtype), real.shape)], [real])[0]
+    usable = compare(em, em.op("stablehlo.abs", [gap], [real])[0], big, "GT")
+    one = widen(em, em.scalar(1, real.dtype), real.shape)
     zero = widen(em, em.scalar(0, aval.dtype), aval.shape)
-    safe_gap = em.op("stablehlo.select", [usable, gap, one], [aval])[0]
+    safe_gap = as_complex(em, em.op("stablehlo.select", [usable, gap, one], [real])[0], aval.dtype)
     correction = em.op("stablehlo.select", [usable, em.op("stablehlo.divide", [b, safe_gap], [aval])[0], zero], [aval])[0]
     return em.op("stablehlo.add", [v, batched_matmul(em, v, correction)], [aval])[0]
 
@@ -516,8 +608,9 @@ def _solve(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, transpos
     a, b = args
     target = _lapack_target(em, "getrf", a.aval)
     if target is None:
-        # Householder QR, A = QR: A⁻¹ B = R⁻¹ (Qᵀ B) and A⁻ᵀ B = Q (R⁻ᵀ B).
+        # Householder QR, A = QR: A⁻¹ B = R⁻¹ (Qᴴ B) and A⁻ᵀ B = conj(Q) (R⁻ᵀ B).
         q, r, _ = _square_qr(em, a)
+        q = conjugate(em, q)
         if transpose_a:
             return [batched_matmul(em, q, _tri(em, r, b, lower=False, transpose_a=True))]
         return [_tri(em, r, batched_matmul(em, q, b, transpose_x=True), lower=False, transpose_a=False)]
@@ -565,10 +658,10 @@ def _slogdet(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[V
         packed, swaps = _getrf(em, target, a)
         d = matrix_diagonal(em, packed)
         parity = _swap_parity(em, swaps, dtype)
-    signs = _reduce_last(em, em.op("stablehlo.sign", [d], [d.aval])[0], "stablehlo.multiply", 1)
+    signs = _reduce_last(em, em.op("stablehlo.sign", [d], [d.aval])[0], "stablehlo.multiply", 1)  # complex: d / |d|
     sign = em.op("stablehlo.multiply", [parity, signs], [signs.aval])[0]
-    magnitude = em.op("stablehlo.abs", [d], [d.aval])[0]
-    logdet = _reduce_last(em, em.op("stablehlo.log", [magnitude], [d.aval])[0], "stablehlo.add", 0)
+    magnitude = em.op("stablehlo.abs", [d], [real_aval(d)])[0]
+    logdet = _reduce_last(em, em.op("stablehlo.log", [magnitude], [magnitude.aval])[0], "stablehlo.add", 0)
     return [sign, logdet]
 
 
@@ -576,9 +669,9 @@ def _slogdet(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[V
 @in_f32
 def _det(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     (out,) = outs
-    sign, logdet = _slogdet(em, args, [out, out])
+    sign, logdet = _slogdet(em, args, [out, out.with_dtype(dtypes.real_dtype(out.dtype))])
     magnitude = em.op("stablehlo.exponential", [logdet], [logdet.aval])[0]
-    return [em.op("stablehlo.multiply", [sign, magnitude], [logdet.aval])[0]]
+    return [em.op("stablehlo.multiply", [sign, as_complex(em, magnitude, out.dtype)], [out])[0]]
 
 
 def _spread(em: Emitter, x: Value, like: Aval, axes: Sequence[int]) -> Value:
@@ -591,7 +684,7 @@ def _spread(em: Emitter, x: Value, like: Aval, axes: Sequence[int]) -> Value:
 def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
     """``C = adj(A)ᵀ`` from a factorization ``M = (permutation or Q) · (unit lower) · T``, ``T`` triangular:
     ``adj(M) = s · adj(T) · B`` with ``B = L⁻¹Pᵀ`` (LU of ``M = Aᵀ``, so ``adj(M)`` is ``C``; ``s = det P``) or
-    ``B = Qᵀ`` (QR of ``M = A``, then ``C = adj(M)ᵀ``; ``s = det Q``).
+    ``B = Qᴴ`` (QR of ``M = A``, then ``C = adj(M)ᵀ``; ``s = det Q``).
 
     ``adj(T)`` never divides by a zero pivot: with ``T₁`` = ``T`` with its zero pivots set to 1 and ``p`` the
     product of ``T₁``'s diagonal, ``T = T₁ - E`` (``E`` the 0/1 diagonal of the zero pivots ``k₁ < ... < k_z``) and
@@ -615,7 +708,7 @@ def _cofactors(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list
         q, tri, parity = _square_qr(em, a)
 
         def make_base(e: Emitter) -> Value:
-            return matrix_transpose(e, q)  # Qᵀ
+            return matrix_adjoint(e, q)  # Qᴴ
 
         def solve_t(e: Emitter, t: Value, x: Value) -> Value:
             return _tri(e, t, x, lower=False, transpose_a=False)  # R⁻¹ X

@@ -226,7 +226,7 @@ def tridiagonal_solve(
             raise shape_error("tridiagonal_solve", f"lax.linalg.tridiagonal_solve: diagonals {shapes} "
                               f"must have the shape (..., m) of b {rhs.aval} without its last axis")
     if rhs.shape[-2] == 0:
-        return rhs
+        return b  # nothing to solve
     lows, mids, ups = (tnp.moveaxis(t, -1, 0) for t in diagonals)
     return tnp.moveaxis(_pivoting_tridiagonal_solve(lows, mids, ups, tnp.moveaxis(rhs, -2, 0)), 0, -2)
 

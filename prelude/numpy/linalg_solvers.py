@@ -6,23 +6,26 @@ LU with partial pivoting (``getrf``) on CPU, as NumPy does; Householder QR (stab
 inv is ``solve(a, I)``; det is a primitive (its value ``sign · exp(log|det|)``) whose derivative is the cofactor
 matrix, finite at singular matrices. Other derivatives follow from the primitives' rules; a singular ``a`` gives infs
 or NaNs, as in JAX (det and slogdet: 0 and -inf on CPU, like NumPy).
+
+Every function takes f32/f64 and c64/c128 matrices; slogdet of a complex matrix gives a complex sign of modulus 1
+and a real log|det| (f32 for c64, f64 for c128), as NumPy.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from typing_extensions import TypeVarTuple, Unpack
 
-from ...dtypes import DType
+from ...dtypes import DType, c64, c128, f32, f64
 from ...staging import dtypes as _dt
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
-from ._core import as_tensor, broadcast_shapes, describe, float_operand, normalize_axes, op, shape_error, wrap
+from ._core import as_tensor, broadcast_shapes, describe, inexact_operand, normalize_axes, op, shape_error, wrap
 from .linalg_decompositions import same_dtype, square_operand
 
 DT = TypeVar("DT", bound=DType)
@@ -53,8 +56,8 @@ def _with_batch(x: Atom, batch: Aval) -> Atom:
 def solve(a: Tensor[DT, Unpack[Batch], N, N], b: Tensor[DT, Unpack[Sh]]) -> Tensor[DT, Unpack[Sh]]:
     """``x`` with ``a x = b``. As in NumPy 2, ``b`` is one vector ``(N,)`` if 1-D (solved against every matrix
     of ``a``), else ``(..., N, K)`` whose batch axes broadcast with ``a``'s."""
-    x = square_operand("solve", a)
-    rhs = float_operand("solve", b).atom
+    x = square_operand("solve", a, complex_ok=True)
+    rhs = inexact_operand("solve", b).atom
     same_dtype("solve", x, rhs)
     n = x.aval.shape[-1]
     vector = rhs.aval.ndim == 1
@@ -73,7 +76,7 @@ def solve(a: Tensor[DT, Unpack[Batch], N, N], b: Tensor[DT, Unpack[Sh]]) -> Tens
 @op
 def inv(a: Tensor[DT, Unpack[Batch], N, N]) -> Tensor[DT, Unpack[Batch], N, N]:
     """The inverse of every matrix: ``solve(a, I)``."""
-    x = square_operand("inv", a)
+    x = square_operand("inv", a, complex_ok=True)
     return wrap(D.solve(x, _identity(x)))
 
 
@@ -83,13 +86,22 @@ def det(a: Tensor[DT, Unpack[Batch], N, N]) -> Tensor[DT, Unpack[Batch]]:
     ``adj(a)ᵀ`` (``det(a) · a⁻ᵀ`` when ``a`` is invertible), also at singular ``a``: nonzero for rank n-1, zero
     for rank <= n-2 (JAX's rule gives 0 for some rank n-1 matrices). Second derivatives are finite at invertible
     ``a`` only."""
-    return wrap(D.det(square_operand("det", a)))
+    return wrap(D.det(square_operand("det", a, complex_ok=True)))
 
 
+@overload
+def slogdet(a: Tensor[c64, Unpack[Batch], N, N]) -> tuple[Tensor[c64, Unpack[Batch]], Tensor[f32, Unpack[Batch]]]: ...
+@overload
+def slogdet(
+    a: Tensor[c128, Unpack[Batch], N, N]
+) -> tuple[Tensor[c128, Unpack[Batch]], Tensor[f64, Unpack[Batch]]]: ...
+@overload
+def slogdet(a: Tensor[DT, Unpack[Batch], N, N]) -> tuple[Tensor[DT, Unpack[Batch]], Tensor[DT, Unpack[Batch]]]: ...
 @op
-def slogdet(a: Tensor[DT, Unpack[Batch], N, N]) -> tuple[Tensor[DT, Unpack[Batch]], Tensor[DT, Unpack[Batch]]]:
-    """``(sign, log|det|)`` without overflow: sign 0 and log|det| = -inf for a singular matrix."""
-    sign, logdet = D.slogdet(square_operand("slogdet", a))
+def slogdet(a: Any) -> Any:
+    """``(sign, log|det|)`` without overflow: sign 0 and log|det| = -inf for a singular matrix. For a complex
+    matrix the sign is ``det / |det|`` and log|det| is real."""
+    sign, logdet = D.slogdet(square_operand("slogdet", a, complex_ok=True))
     return wrap(sign), wrap(logdet)
 
 
@@ -101,7 +113,7 @@ def _power_operand(a: Any, n: int) -> Atom:
         if t.aval.ndim < 2 or t.aval.shape[-1] != t.aval.shape[-2]:
             raise shape_error("matrix_power", f"needs square matrices in the last two axes, got {describe(t)}")
         return t.atom
-    return square_operand("matrix_power", t)
+    return square_operand("matrix_power", t, complex_ok=True)
 
 
 @op
@@ -127,7 +139,7 @@ def matrix_power(a: Tensor[DT, Unpack[Batch], N, N], n: int) -> Tensor[DT, Unpac
 def tensorinv(a: Tensor[DT, Unpack[Sh]], ind: int = 2) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """NumPy's ``linalg.tensorinv``: the inverse of ``a`` read as a map from its last axes to its first ``ind``
     ones (their sizes' products must agree); the result has shape ``a.shape[ind:] + a.shape[:ind]``."""
-    x = float_operand("tensorinv", a).atom
+    x = inexact_operand("tensorinv", a).atom
     if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
         raise ValueError(f"ind must be a positive int, got {ind!r}")
     shape, dims = x.aval.shape, x.aval.dims
@@ -148,8 +160,8 @@ def tensorsolve(
 ) -> Tensor[DT, Unpack[tuple[Any, ...]]]:
     """NumPy's ``linalg.tensorsolve``: ``x`` with ``tensordot(a, x, x.ndim) = b``; ``axes`` of ``a`` are moved to
     the end first. ``x`` has shape ``a.shape[b.ndim:]``; both that and ``a.shape[:b.ndim]`` have ``b``'s size."""
-    x = float_operand("tensorsolve", a).atom
-    rhs = float_operand("tensorsolve", b).atom
+    x = inexact_operand("tensorsolve", a).atom
+    rhs = inexact_operand("tensorsolve", b).atom
     same_dtype("tensorsolve", x, rhs)
     if axes is not None:
         moved = normalize_axes("tensorsolve", tuple(axes), wrap(x), allow_none=False)
