@@ -6,9 +6,12 @@ short while loop that solve uses (``_swap_indices``, the swaps padded to ``M`` w
 
 Elsewhere (GPU, no SciPy, ``TENSORSTAGE_LAPACK=0``): an unblocked right-looking elimination, one ``stablehlo.while``
 step per column ``j < min(M, N)``: the pivot is the first row ``i >= j`` of largest ``|a[i, j]|`` (LAPACK's
-``idamax``), rows ``j`` and ``p`` swap, column ``j`` below the diagonal is divided by the pivot (kept as it is when
-the pivot is zero: then it is all zeros, as in LAPACK) and the trailing block gets the rank-one update. Every step
-works on whole matrices with masks (batched matrices pivot on different rows), O(M N) per step.
+``idamax``; for complex ``a`` the largest ``|Re| + |Im|``, as ``izamax``), rows ``j`` and ``p`` swap, column ``j``
+below the diagonal is divided by the pivot (kept as it is when the pivot is zero: then it is all zeros, as in
+LAPACK) and the trailing block gets the rank-one update. Every step works on whole matrices with masks (batched
+matrices pivot on different rows), O(M N) per step.
+
+Complex matrices (c64, c128) take both paths unchanged: ``c``/``zgetrf`` has ``?getrf``'s signature.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import lu as LU
 from ..emit import Emitter, Value, i64_array, lowers
-from .decompositions import _lapack_target, _swap_indices, in_f32, lapack_call
+from .decompositions import _lapack_target, _swap_indices, in_f32, lapack_call, real_aval
 from .elementwise import compare, widen
 
 _I32 = np.dtype(np.int32)
@@ -113,6 +117,16 @@ def _portable_lu(em: Emitter, a: Value, outs: Sequence[Aval]) -> list[Value]:
     return [packed, pivots, perm]
 
 
+def _pivot_magnitude(em: Emitter, x: Value) -> Value:
+    """``|x|``, or ``|Re x| + |Im x|`` for complex ``x``: the measure LAPACK's ``i?amax`` picks pivots by (so both
+    paths pivot alike)."""
+    if not dtypes.is_complex(x.aval.dtype):
+        return em.op("stablehlo.abs", [x], [x.aval])[0]
+    part = real_aval(x)
+    re, im = (em.op("stablehlo.abs", [em.op(f"stablehlo.{p}", [x], [part])[0]], [part])[0] for p in ("real", "imag"))
+    return em.op("stablehlo.add", [re, im], [part])[0]
+
+
 class _Step:
     """One column ``j`` of the elimination, on ``(..., M, N)`` matrices."""
 
@@ -137,8 +151,8 @@ class _Step:
         ops, em = self.ops, self.ops.em
         col = self.column(x)
         eligible = compare(em, self.row_index, self.j, "GE")
-        magnitude = em.op("stablehlo.abs", [col], [col.aval])[0]
-        magnitude = ops.where(eligible, magnitude, ops.full(-1, col.aval))
+        magnitude = _pivot_magnitude(em, col)
+        magnitude = ops.where(eligible, magnitude, ops.full(-1, magnitude.aval))
         largest = ops.reduce(magnitude, self.nb, "stablehlo.maximum", -np.inf)
         hit = ops.both(eligible, compare(em, magnitude, ops.spread(largest, self.column_shape, range(self.nb)), "EQ"))
         m = self.column_shape[-1]

@@ -1,12 +1,14 @@
 """StableHLO for ``svd``: LAPACK's divide-and-conquer ``gesdd`` on CPU (jaxlib's typed-FFI kernel, batched over
-leading axes), with NaNs in every output of a matrix whose ``info`` is nonzero.
+leading axes; ``?gesdd`` for f32/f64, ``cgesdd``/``zgesdd`` for c64/c128, one signature: the operand, then real
+singular values, ``u``, ``vh`` and ``info``), with NaNs in every output of a matrix whose ``info`` is nonzero.
 
 XLA has no SVD expander. Where gesdd is not available (other platforms, CPU without SciPy or with
 ``TENSORSTAGE_LAPACK=0``) the SVD is built from ops XLA lowers everywhere (see :func:`_svd_by_eigh`): QR, then
-the symmetric eigenproblem of the augmented matrix ``[[0, R], [Rᵀ, 0]]``, whose eigenvalues are ``±σ`` with
-eigenvectors ``[u; ±v] / √2``. That keeps SVD accuracy (``AᵀA`` would square the condition number).
+the Hermitian eigenproblem of the augmented matrix ``[[0, R], [Rᴴ, 0]]``, whose eigenvalues are ``±σ`` with
+eigenvectors ``[u; ±v] / √2``. That keeps SVD accuracy (``AᴴA`` would square the condition number).
 
-After either, the singular vectors get their deterministic signs (see ``staging/primitives/svd.py``).
+After either, the singular vectors get their deterministic phases (see ``staging/primitives/svd.py``): each
+column of ``u`` has its largest-magnitude component real and positive.
 """
 
 from __future__ import annotations
@@ -15,24 +17,27 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import svd as SV
 from .. import lapack
 from ..emit import Emitter, Value, i64_array, lowers
 from .decompositions import (
-    apply_signs, batched_matmul, eigh_lowering, in_f32, lapack_call, leading_slice, masked_triangle, matrix_diagonal,
-    matrix_transpose, nan_where, nan_where_failed, non_finite, qr_lowering, sliced, vector_signs, zero_padded,
+    _unit_phase, apply_signs, batched_matmul, conjugate, eigh_lowering, in_f32, lapack_call, leading_slice,
+    masked_triangle, matrix_adjoint, matrix_diagonal, nan_where, nan_where_failed, non_finite, qr_lowering, sliced,
+    vector_signs, zero_padded,
 )
 from .elementwise import compare, widen
 
 
 def _canonical(em: Emitter, u: Value, vh: Value, k: int) -> tuple[Value, Value]:
-    """``u`` with each column's largest-magnitude component positive, and the first ``k`` rows of ``vh`` flipped
-    to match; rows of ``vh`` beyond ``k`` (complete ``vh`` of a wide matrix) get the rule on their own."""
+    """``u`` with each column's largest-magnitude component real and positive (column j times ``c_j``, the
+    conjugate of that component's phase), and the first ``k`` rows of ``vh`` times ``conj(c_j)`` to match; rows
+    of ``vh`` beyond ``k`` (complete ``vh`` of a wide matrix) get the rule on their own."""
     u_signs = vector_signs(em, u, -2)
     batch = u.aval.shape[:-2]
     cols, rows = u.aval.shape[-1], vh.aval.shape[-2]
-    paired = u_signs if cols == k else leading_slice(em, u_signs, (*batch, k))
+    paired = conjugate(em, u_signs if cols == k else leading_slice(em, u_signs, (*batch, k)))
     if rows > k:
         own = vector_signs(em, vh, -1)
         nb = len(batch)
@@ -64,7 +69,7 @@ def _svd(
         u_aval = Aval((*batch, m, k), dtype)
         vh_aval = Aval((*batch, k, n), dtype)
     if k == 0:  # nothing to factor: empty singular values, identity (or empty) singular vectors
-        s = widen(em, em.scalar(0, dtype), s_aval.shape)
+        s = widen(em, em.scalar(0, s_aval.dtype), s_aval.shape)
         if not compute_uv:
             return [s]
         return [_identity(em, u_aval), s, _identity(em, vh_aval)]
@@ -93,11 +98,11 @@ def _svd_by_eigh(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool
     bad = non_finite(em, a)
     if m >= n:
         outs = _tall_svd(em, a, full_matrices=full_matrices, compute_uv=compute_uv)
-    else:  # Aᵀ = U S Vᵀ, so A = V S Uᵀ
-        outs = _tall_svd(em, matrix_transpose(em, a), full_matrices=full_matrices, compute_uv=compute_uv)
+    else:  # Aᴴ = U S Vᴴ, so A = V S Uᴴ
+        outs = _tall_svd(em, matrix_adjoint(em, a), full_matrices=full_matrices, compute_uv=compute_uv)
         if compute_uv:
             u_t, s_t, vh_t = outs
-            outs = [matrix_transpose(em, vh_t), s_t, matrix_transpose(em, u_t)]
+            outs = [matrix_adjoint(em, vh_t), s_t, matrix_adjoint(em, u_t)]
     outs = [nan_where(em, bad, x) for x in outs]
     if not compute_uv:
         return outs
@@ -110,14 +115,14 @@ def _tall_svd(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool) -
     """``(u, s, vh)`` (or ``(s,)``) of tall matrices (M >= N), signs not yet canonical.
 
     ``A = Q R`` first (for M > N), so the eigenproblem is 2N x 2N whatever M is, and a complete ``u`` is
-    ``[Q₁ U_R, Q₂]``. The N largest eigenvalues of ``H = [[0, R], [Rᵀ, 0]]`` are the singular values (clamped at
+    ``[Q₁ U_R, Q₂]``. The N largest eigenvalues of ``H = [[0, R], [Rᴴ, 0]]`` are the singular values (clamped at
     zero: rounding leaves ~eps·|A| either side of a zero one). Their eigenvectors' halves are ``u``'s and ``v``'s
     columns (times ``1/√2``) when ``σ`` is distinct from the rest of H's spectrum, ``-σ`` included; for zero (or
     tiny) singular values the ``±σ`` eigenvectors mix, the halves are no longer orthonormal and some may vanish.
-    So each half goes through a QR with a positive diagonal: in descending ``σ`` order this normalizes the
+    So each half goes through a QR with a real positive diagonal: in descending ``σ`` order this normalizes the
     well-separated columns (changing them only by rounding) and replaces the rest with an orthonormal basis of
     what is left, which for ``σ`` ~ 0 is as good as any (its error in ``U S Vᵀ`` is ``σ``), keeping both factors
-    orthogonal to working precision."""
+    unitary to working precision."""
     *batch, m, n = a.aval.shape
     dtype = a.aval.dtype
     nb = len(batch)
@@ -132,10 +137,10 @@ def _tall_svd(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool) -
     else:
         r = a
     square = Aval((*batch, 2 * n, 2 * n), dtype)
-    h = em.op("stablehlo.add", [_place(em, r, n, "high"), _place(em, matrix_transpose(em, r), n, "low")], [square])[0]
-    w, vectors = eigh_lowering(em, [h], [Aval((*batch, 2 * n), dtype), square])
+    h = em.op("stablehlo.add", [_place(em, r, n, "high"), _place(em, matrix_adjoint(em, r), n, "low")], [square])[0]
+    w, vectors = eigh_lowering(em, [h], [Aval((*batch, 2 * n), dtypes.real_dtype(dtype)), square])
     top = _reverse(em, sliced(em, w, [0] * nb + [n], [*batch, 2 * n]), nb)
-    s = em.op("stablehlo.maximum", [top, widen(em, em.scalar(0, dtype), top.aval.shape)], [top.aval])[0]
+    s = em.op("stablehlo.maximum", [top, widen(em, em.scalar(0, top.aval.dtype), top.aval.shape)], [top.aval])[0]
     if not compute_uv:
         return [s]
     top_vectors = _reverse(em, sliced(em, vectors, [0] * (nb + 1) + [n], [*batch, 2 * n, 2 * n]), nb + 1)
@@ -151,16 +156,18 @@ def _tall_svd(em: Emitter, a: Value, *, full_matrices: bool, compute_uv: bool) -
         u = em.op(
             "stablehlo.concatenate", [first, rest], [Aval((*batch, m, m), dtype)], f"dimension = {nb + 1} : i64"
         )[0]
-    return [u, s, matrix_transpose(em, v)]
+    return [u, s, matrix_adjoint(em, v)]
 
 
 def _orthonormal(em: Emitter, x: Value) -> Value:
-    """The Q of square matrices' QR, its columns signed so that R's diagonal is non-negative: column j is
-    column j of ``x`` made orthogonal to the columns before it and normalized (any unit vector orthogonal to
+    """The Q of square matrices' QR, its columns rotated so that R's diagonal is real and non-negative: column j
+    is column j of ``x`` made orthogonal to the columns before it and normalized (any unit vector orthogonal to
     them where nothing is left of it)."""
     aval = x.aval
     q, r, _ = qr_lowering(em, [x], [aval, aval, Aval(aval.shape[:-2], aval.dtype)], full_matrices=False)
     d = matrix_diagonal(em, r)
+    if dtypes.is_complex(aval.dtype):
+        return apply_signs(em, q, _unit_phase(em, d), -2)
     negative = compare(em, d, widen(em, em.scalar(0, aval.dtype), d.aval.shape), "LT")
     minus_one, one = (widen(em, em.scalar(v, aval.dtype), d.aval.shape) for v in (-1, 1))
     signs = em.op("stablehlo.select", [negative, minus_one, one], [d.aval])[0]

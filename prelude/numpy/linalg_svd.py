@@ -3,7 +3,12 @@
 All are built on the ``svd`` primitive (``staging/primitives/svd.py``), which carries the derivative and batching
 rules, and works on the last two axes with leading axes as batch axes (``lstsq``: 2-D, as in NumPy). SVD lowers
 through LAPACK's ``gesdd`` on CPU (SciPy installed); elsewhere (GPU, ``TENSORSTAGE_LAPACK=0``) through QR and a
-symmetric eigensolver, as accurate (``lowering/rules/svd.py``).
+Hermitian eigensolver, as accurate (``lowering/rules/svd.py``).
+
+Real (f32, f64) and complex (c64, c128) matrices, as NumPy: singular values, condition numbers and ``lstsq``'s
+residuals are real (f32 for c64), factors and solutions keep the operand's dtype. Deliberate differences: the
+singular vectors' phases are fixed (each column of ``u`` has its largest-magnitude component real and positive;
+NumPy's are LAPACK's), and complex ``hermitian=True`` factors come from tensorstage's ``eigh``.
 """
 
 from __future__ import annotations
@@ -13,18 +18,20 @@ from typing import Any, Literal, TypeVar, overload
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
-from ...dtypes import DType, i32
+from ...dtypes import DType, c64, c128, f32, f64, i32
 from ...staging import dtypes
 from ...staging.builder import bind
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import reductions as R
+from ...staging.primitives import sorting as SO
 from ...staging.primitives import structural as S
 from ...staging.primitives import svd as SV
 from ...tensor import Tensor
-from ._core import as_tensor, atom, describe, float_operand, op, shape_error, wrap
+from ._core import as_tensor, atom, describe, inexact_operand, op, shape_error, wrap
 from .linalg_decompositions import matrix_operand, same_dtype
+from .linalg_norms import squared_magnitude
 
 DT = TypeVar("DT", bound=DType)
 M = TypeVar("M")
@@ -74,51 +81,97 @@ VhFactor = Tensor[DT, Unpack[Batch], Any, N]
 
 @overload
 def svd(
-    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool = True, compute_uv: Literal[True] = True
-) -> tuple[UFactor[DT, Unpack[Batch], M], Values[DT, Unpack[Batch]], VhFactor[DT, Unpack[Batch], N]]: ...
-@overload
-def svd(a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool, compute_uv: Literal[False]) -> Values[DT, Unpack[Batch]]: ...
+    a: Tensor[c64, Unpack[Batch], M, N], full_matrices: bool = True, compute_uv: Literal[True] = True,
+    hermitian: bool = False,
+) -> tuple[UFactor[c64, Unpack[Batch], M], Values[f32, Unpack[Batch]], VhFactor[c64, Unpack[Batch], N]]: ...
 @overload
 def svd(
-    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool = True, *, compute_uv: Literal[False]
+    a: Tensor[c128, Unpack[Batch], M, N], full_matrices: bool = True, compute_uv: Literal[True] = True,
+    hermitian: bool = False,
+) -> tuple[UFactor[c128, Unpack[Batch], M], Values[f64, Unpack[Batch]], VhFactor[c128, Unpack[Batch], N]]: ...
+@overload
+def svd(
+    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool = True, compute_uv: Literal[True] = True,
+    hermitian: bool = False,
+) -> tuple[UFactor[DT, Unpack[Batch], M], Values[DT, Unpack[Batch]], VhFactor[DT, Unpack[Batch], N]]: ...
+@overload
+def svd(
+    a: Tensor[c64, Unpack[Batch], M, N], full_matrices: bool = True, *, compute_uv: Literal[False],
+    hermitian: bool = False,
+) -> Values[f32, Unpack[Batch]]: ...
+@overload
+def svd(
+    a: Tensor[c128, Unpack[Batch], M, N], full_matrices: bool = True, *, compute_uv: Literal[False],
+    hermitian: bool = False,
+) -> Values[f64, Unpack[Batch]]: ...
+@overload
+def svd(
+    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool = True, *, compute_uv: Literal[False],
+    hermitian: bool = False,
+) -> Values[DT, Unpack[Batch]]: ...
+@overload
+def svd(
+    a: Tensor[c64, Unpack[Batch], M, N], full_matrices: bool, compute_uv: Literal[False], hermitian: bool = False
+) -> Values[f32, Unpack[Batch]]: ...
+@overload
+def svd(
+    a: Tensor[c128, Unpack[Batch], M, N], full_matrices: bool, compute_uv: Literal[False], hermitian: bool = False
+) -> Values[f64, Unpack[Batch]]: ...
+@overload
+def svd(
+    a: Tensor[DT, Unpack[Batch], M, N], full_matrices: bool, compute_uv: Literal[False], hermitian: bool = False
 ) -> Values[DT, Unpack[Batch]]: ...
 @op
-def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
-    """NumPy's SVD: ``(u, s, vh)`` with ``a = u @ (s[..., None] * vh)`` (reduced factors) and ``s`` descending,
-    or ``s`` alone with ``compute_uv=False``. ``full_matrices`` (NumPy's default) makes ``u`` ``(..., M, M)`` and
-    ``vh`` ``(..., N, N)``; else they are ``(..., M, K)`` and ``(..., K, N)``, K = min(M, N).
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """NumPy's SVD: ``(u, s, vh)`` with ``a = u @ (s[..., None] * vh)`` (reduced factors) and ``s`` descending
+    and real, or ``s`` alone with ``compute_uv=False``. ``full_matrices`` (NumPy's default) makes ``u``
+    ``(..., M, M)`` and ``vh`` ``(..., N, N)``; else they are ``(..., M, K)`` and ``(..., K, N)``, K = min(M, N).
+    ``hermitian``: ``a`` is Hermitian (symmetric), only its lower triangle is read and the factors come from
+    ``eigh``, as NumPy's.
 
-    Signs: each column of ``u`` has its largest-magnitude component positive, and the matching row of ``vh``
-    follows (NumPy's signs are LAPACK's, unspecified). Derivatives assume distinct singular values, and with
-    ``full_matrices=True`` exist only for square matrices. Lowered through LAPACK's ``gesdd`` on CPU, elsewhere
-    through QR and ``eigh`` of ``[[0, A], [Aᵀ, 0]]``."""
-    if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
-        raise TypeError(f"full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
-    x = matrix_operand("svd", a)
+    Phases: each column of ``u`` has its largest-magnitude component real and positive, and the matching row of
+    ``vh`` follows (NumPy's are LAPACK's, unspecified). Derivatives assume distinct singular values, and with
+    ``full_matrices=True`` exist only for square matrices; for complex ``a`` they are JAX's (exact for functions
+    that do not depend on the vectors' phases). Lowered through LAPACK's ``gesdd`` on CPU, elsewhere through QR
+    and ``eigh`` of ``[[0, A], [Aᴴ, 0]]``."""
+    for name, flag in (("full_matrices", full_matrices), ("compute_uv", compute_uv), ("hermitian", hermitian)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"svd: {name} must be a bool, got {flag!r}")
+    x = matrix_operand("svd", a, complex_ok=True)
+    if hermitian:
+        u, s, vh = _hermitian_svd("svd", x)
+        return (wrap(u), wrap(s), wrap(vh)) if compute_uv else wrap(s)
     if not compute_uv:
         return wrap(SV.svd(x, False, False)[0])
     u, s, vh = SV.svd(x, full_matrices, True)
     return wrap(u), wrap(s), wrap(vh)
 
 
+@overload
+def svdvals(x: Tensor[c64, Unpack[Batch], M, N]) -> Tensor[f32, Unpack[Batch], Any]: ...
+@overload
+def svdvals(x: Tensor[c128, Unpack[Batch], M, N]) -> Tensor[f64, Unpack[Batch], Any]: ...
+@overload
+def svdvals(x: Tensor[DT, Unpack[Batch], M, N]) -> Tensor[DT, Unpack[Batch], Any]: ...
 @op
-def svdvals(x: Tensor[DT, Unpack[Batch], M, N]) -> Tensor[DT, Unpack[Batch], Any]:
-    """Singular values (descending) of every matrix: ``svd(x, compute_uv=False)``."""
-    return wrap(SV.svd(matrix_operand("svdvals", x), False, False)[0])
+def svdvals(x: Any) -> Any:
+    """Singular values (descending, real) of every matrix: ``svd(x, compute_uv=False)``."""
+    return wrap(SV.svd(matrix_operand("svdvals", x, complex_ok=True), False, False)[0])
 
 
 def _pinv_from(u: Atom, s: Atom, vh: Atom, rcond: Any) -> Atom:
     cutoff = E.mul(_tolerance(rcond, s), _keepdim(R.reduce_max(s, _last(s)), s))
-    scaled = E.mul(D.mT(vh), _spread_last(_inverse_above(s, cutoff), D.mT(vh), -1))  # V diag(1/s)
-    return D.mm(scaled, D.mT(u))
+    v = D.mH(vh)
+    scaled = E.mul(v, _spread_last(D.as_dtype_of(_inverse_above(s, cutoff), v), v, -1))  # V diag(1/s)
+    return D.mm(scaled, D.mH(u))
 
 
 _UNSET: Any = object()  # pinv's ``rtol`` not passed (NumPy tells that apart from an explicit None)
 
 
 def _hermitian_svd(name: str, x: Atom) -> tuple[Atom, Atom, Atom]:
-    """NumPy's ``svd(x, hermitian=True)`` up to the order of the values: from ``eigh`` of the lower triangle,
-    ``x = U diag(|w|) (U sign(w))ᵀ``."""
+    """NumPy's ``svd(x, hermitian=True)``: from ``eigh`` of the lower triangle, ``x = U diag(|w|) (U sign(w))ᴴ``,
+    the values sorted descending (the columns of ``U`` ride along: each row sorted by the same keys)."""
     if x.aval.shape[-1] != x.aval.shape[-2]:
         raise shape_error(
             name, f"hermitian=True needs square matrices in the last two axes, got {describe(wrap(x))}"
@@ -126,7 +179,12 @@ def _hermitian_svd(name: str, x: Atom) -> tuple[Atom, Atom, Atom]:
     w, u = D.eigh(x)
     negative = bind(E.lt_p, w, S.full_like(w, 0))
     signs = E.select(negative, S.full_like(w, -1), S.full_like(w, 1))
-    return u, E.abs(w), D.mT(E.mul(u, _spread_last(signs, u, -1)))
+    signed = E.mul(u, _spread_last(D.as_dtype_of(signs, u), u, -1))
+    magnitude = E.abs(w)
+    key = E.neg(magnitude)
+    _, s = SO.sort([key, magnitude], w.aval.ndim - 1)
+    _, u, signed = SO.sort([_spread_last(key, u, -1), u, signed], u.aval.ndim - 1)
+    return u, s, D.mH(signed)
 
 
 @op
@@ -139,7 +197,7 @@ def pinv(
     lower triangle is read (an eigendecomposition, as NumPy)."""
     if rcond is not None and rtol is not _UNSET:
         raise ValueError("`rtol` and `rcond` can't be both set.")
-    x = matrix_operand("pinv", a)
+    x = matrix_operand("pinv", a, complex_ok=True)
     if rcond is not None:
         limit = rcond
     elif rtol is _UNSET:
@@ -160,7 +218,7 @@ def matrix_rank(
     triangle, as NumPy."""
     if tol is not None and rtol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
-    x = float_operand("matrix_rank", A).atom
+    x = inexact_operand("matrix_rank", A).atom
     if x.aval.ndim < 2:
         nonzero = bind(E.ne_p, x, S.full_like(x, 0))
         any_ = R.reduce_max(E.convert(nonzero, dtypes.DEFAULT_INT), tuple(range(x.aval.ndim)))
@@ -176,19 +234,33 @@ def matrix_rank(
     return wrap(R.reduce_sum(above, _last(s)))
 
 
-@op
+Solution = Tensor[DT, Unpack[tuple[Any, ...]]]
+
+
+@overload
+def lstsq(
+    a: Tensor[c64, M, N], b: Tensor[c64, Unpack[Sh]], rcond: float | None = None
+) -> tuple[Solution[c64], Tensor[f32, Any], Tensor[i32], Tensor[f32, Any]]: ...
+@overload
+def lstsq(
+    a: Tensor[c128, M, N], b: Tensor[c128, Unpack[Sh]], rcond: float | None = None
+) -> tuple[Solution[c128], Tensor[f64, Any], Tensor[i32], Tensor[f64, Any]]: ...
+@overload
 def lstsq(
     a: Tensor[DT, M, N], b: Tensor[DT, Unpack[Sh]], rcond: float | None = None
-) -> tuple[Tensor[DT, Unpack[tuple[Any, ...]]], Tensor[DT, Any], Tensor[i32], Tensor[DT, Any]]:
+) -> tuple[Solution[DT], Tensor[DT, Any], Tensor[i32], Tensor[DT, Any]]: ...
+@op
+def lstsq(a: Any, b: Any, rcond: float | None = None) -> Any:
     """NumPy's least squares: ``(x, residuals, rank, s)`` for 2-D ``a`` ``(M, N)`` and ``b`` ``(M,)`` or
     ``(M, K)``. ``x = pinv(a) b`` with singular values at or below ``rcond * max(s)`` dropped (``rcond`` defaults
     to ``max(M, N) * eps``); ``rank`` and ``s`` as NumPy. ``residuals`` (squared 2-norm of each column of
-    ``b - a x``) has shape ``(K,)`` (``(1,)`` for 1-D ``b``) when ``M > N`` and ``(0,)`` otherwise; NumPy also
-    empties it for rank-deficient ``a``, which a staged shape cannot depend on, so here it is then still computed."""
-    x = matrix_operand("lstsq", a)
+    ``b - a x``, real for complex ``a``) has shape ``(K,)`` (``(1,)`` for 1-D ``b``) when ``M > N`` and ``(0,)``
+    otherwise; NumPy also empties it for rank-deficient ``a``, which a staged shape cannot depend on, so here it is
+    then still computed."""
+    x = matrix_operand("lstsq", a, complex_ok=True)
     if x.aval.ndim != 2:
         raise shape_error("lstsq", f"lstsq needs a 2-D matrix a, got {describe(wrap(x))}")
-    rhs = float_operand("lstsq", b).atom
+    rhs = inexact_operand("lstsq", b).atom
     same_dtype("lstsq", x, rhs)
     m, n = x.aval.shape
     vector = rhs.aval.ndim == 1
@@ -202,21 +274,26 @@ def lstsq(
     cutoff = E.mul(_tolerance(limit, s), _keepdim(R.reduce_max(s, _last(s)), s))
     rank = R.reduce_sum(E.convert(bind(E.gt_p, s, cutoff), dtypes.DEFAULT_INT), _last(s))
     if m > n:
-        error = E.sub(D.mm(x, solution), rhs)
-        residuals = R.reduce_sum(E.mul(error, error), (0,))
+        residuals = R.reduce_sum(squared_magnitude(E.sub(D.mm(x, solution), rhs)), (0,))
     else:
-        residuals = S.zeros(Aval((0,), x.aval.dtype))
+        residuals = S.zeros(Aval((0,), s.aval.dtype))
     if vector:
         solution = S.reshape(solution, (n,), (solution.aval.dims[0],))
     return wrap(solution), wrap(residuals), wrap(rank), wrap(s)
 
 
+@overload
+def cond(x: Tensor[c64, Unpack[Batch], M, N], p: Any = None) -> Tensor[f32, Unpack[Batch]]: ...
+@overload
+def cond(x: Tensor[c128, Unpack[Batch], M, N], p: Any = None) -> Tensor[f64, Unpack[Batch]]: ...
+@overload
+def cond(x: Tensor[DT, Unpack[Batch], M, N], p: Any = None) -> Tensor[DT, Unpack[Batch]]: ...
 @op
-def cond(x: Tensor[DT, Unpack[Batch], M, N], p: Any = None) -> Tensor[DT, Unpack[Batch]]:
+def cond(x: Any, p: Any = None) -> Any:
     """Condition number: ``max(s) / min(s)`` for ``p`` None or 2 (``min/max`` for -2), else ``norm(x, p) *
     norm(inv(x), p)`` for square ``x`` (p: 'fro', 'nuc', 1, -1, inf, -inf). As NumPy, a NaN result from an input
     without NaNs (a singular matrix) is inf, and empty matrices are an error."""
-    a = matrix_operand("cond", x)
+    a = matrix_operand("cond", x, complex_ok=True)
     if a.aval.shape[-1] * a.aval.shape[-2] == 0:
         raise shape_error("cond", f"cond is not defined on empty matrices, got {describe(wrap(a))}")
     if p is None or p in (2, -2):

@@ -1,5 +1,5 @@
 """LU factorization with partial pivoting, as ``jax.lax.linalg.lu``: one primitive, ``lu``, on the last two axes
-(leading axes are batch axes) of a float matrix ``a`` of shape ``(..., M, N)``, square or not.
+(leading axes are batch axes) of a float or complex matrix ``a`` of shape ``(..., M, N)``, square or not.
 
 Outputs, with ``K = min(M, N)``:
 
@@ -14,8 +14,10 @@ an unblocked right-looking elimination (a while loop over columns) with the same
 
 Derivatives (JAX's rule, De Hoog, Anderssen and Lukas): with ``L`` padded to ``M x M`` and ``U`` to ``N x N`` by
 identity blocks, ``X = P dA`` the permuted tangent and ``Φ = L⁻¹ X U⁻¹``, ``d(lu) = L tril(Φ, -1) + triu(Φ) U``.
-The pivots and the permutation are locally constant. The reverse rule is that map transposed, written with
-triangular solves, so it differentiates again and batches like the rest.
+The pivots and the permutation are locally constant. LU is holomorphic, so for complex ``a`` the same rule holds
+with no conjugation, and its transpose under the pairing ``Re(sum(a b))`` (JAX's) is the plain transpose. The
+reverse rule is that map transposed, written with triangular solves, so it differentiates again and batches like
+the rest. The pivot row is LAPACK's (``i?amax``: largest ``|Re| + |Im|`` for complex ``a``) on every platform.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ _I32 = np.dtype(np.int32)
 @lu_p.def_shape
 def _lu_shape(a: Aval) -> tuple[Aval, Aval, Aval]:
     op = "lu"
-    check_dtype(op, a, E.FLOAT, "floating-point")
+    check_dtype(op, a, E.INEXACT, E.INEXACT_WHAT)
     if a.ndim < 2:
         raise ShapeError(f"expects a (batch of) matrices in the last two axes, got {a}", op)
     *batch, m, n = a.shape

@@ -1,21 +1,27 @@
 """Singular value decomposition: ``a = u diag(s) vh`` over the last two axes (leading axes are batch axes).
 
-One primitive, ``svd``, with params ``full_matrices`` and ``compute_uv``. Its outputs are ``(u, s, vh)``, or
-``(s,)`` alone without ``compute_uv``; ``s`` is descending and non-negative. Singular vectors carry a fixed sign:
-the largest-magnitude component of each column of ``u`` is positive and the matching row of ``vh`` follows (the
-rows of a complete ``vh`` beyond ``min(M, N)`` get the same rule on their own), so results are deterministic and
-comparable with NumPy's up to that convention. The sign is locally constant, so the derivative rules hold.
+One primitive, ``svd``, with params ``full_matrices`` and ``compute_uv``, on f32, f64, c64 and c128 matrices. Its
+outputs are ``(u, s, vh)``, or ``(s,)`` alone without ``compute_uv``; ``s`` is descending, non-negative and real
+(f32 for c64, f64 for c128), ``u`` and ``vh`` have ``a``'s dtype. Singular vectors carry a fixed phase: the
+largest-magnitude component of each column of ``u`` is real and positive and the matching row of ``vh`` follows
+(the rows of a complete ``vh`` beyond ``min(M, N)`` get the same rule on their own), so results are deterministic
+and comparable with NumPy's up to that convention.
 
-Derivatives (reduced mode; for ``full_matrices`` only square matrices, where the two modes agree) are the
-standard ones for distinct nonzero singular values, with ``dP = uᵀ dA v``, ``F_ij = 1 / (s_j² - s_i²)`` off the
-diagonal::
+Derivatives (reduced mode; for ``full_matrices`` only square matrices, where the two modes agree) are JAX's
+(``svd_jvp_rule``) for distinct nonzero singular values, with ``dP = uᴴ dA v``, ``F_ij = 1 / (s_j² - s_i²)`` off
+the diagonal (``ᴴ`` is the transpose for real matrices)::
 
-    ds = diag(dP)
-    du = u (F ∘ (dP S + S dPᵀ)) + (I - u uᵀ) dA v S⁻¹          (second term only when M > N)
-    dv = v (F ∘ (S dP + dPᵀ S)) + (I - v vᵀ) dAᵀ u S⁻¹         (second term only when N > M)
+    ds = Re diag(dP)
+    du = u (F ∘ (dP S + S dPᴴ) + i Im(diag(dP)) S⁻¹) + (I - u uᴴ) dA v S⁻¹   (last term only when M > N)
+    dv = v (F ∘ (S dP + dPᴴ S)) + (I - v vᴴ) dAᴴ u S⁻¹                    (last term only when N > M)
 
-and the VJP is their transpose. Repeated singular values give infinities (as in JAX); a zero singular value
-contributes no ``S⁻¹`` term. Without ``compute_uv`` the rules compute the vectors with a second ``svd``.
+and the VJP is their transpose under the pairing ``Re(sum(a b))`` (JAX's). For real matrices the sign rule is
+locally constant, so these are the derivatives of the outputs themselves. For complex ones, as in JAX, the phase
+of each singular vector pair is a gauge the rules do not follow: ``du`` and ``dv`` are those of *a* smooth SVD,
+which differ from the derivative of the phase-fixed ``u``, ``v`` by ``i θ_j u_j``, ``i θ_j v_j``; functions
+invariant under that gauge (``s``, ``u diag(s) vh``, ``|u|``, projectors ``u uᴴ``) get exact derivatives.
+Repeated singular values give infinities (as in JAX); a zero singular value contributes no ``S⁻¹`` term. Without
+``compute_uv`` the rules compute the vectors with a second ``svd``.
 """
 
 from __future__ import annotations
@@ -25,27 +31,32 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from ..builder import bind
 from ..errors import DTypeError, ShapeError, TransformError
 from ..ir import Atom, Aval
 from ..primitive import Primitive
 from ..shapes import check_dtype
 from ..zeros import MaybeZero, Zero, is_zero
+from . import complex_parts as C
 from . import elementwise as E
 from . import structural as S
-from .decompositions import diag_matrix, diagonal, mm, mT, triangle
+from .decompositions import (
+    as_dtype_of, conj, diag_matrix, diagonal, imaginary_part, is_complex, mH, mm, mT, triangle,
+)
 from .slicing import with_batch
 
 svd_p = Primitive("svd", multiple_results=True)
-_LAPACK_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_LAPACK_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 
 @svd_p.def_shape
 def _svd_shape(a: Aval, *, full_matrices: bool, compute_uv: bool) -> tuple[Aval, ...]:
     op = "svd"
-    check_dtype(op, a, E.FLOAT, "floating-point")
+    check_dtype(op, a, E.INEXACT, E.INEXACT_WHAT)
     if a.dtype not in _LAPACK_DTYPES:  # gesdd is its only lowering: f16/bf16 would fail later, in XLA's compile
-        raise DTypeError(f"supports f32 and f64 (LAPACK's gesdd), got {a}; convert it with .astype(f32)", op)
+        raise DTypeError(f"supports f32 and f64 and their complex c64, c128 (LAPACK's gesdd), got {a}; convert it "
+                         "with .astype(f32)", op)
     if not isinstance(full_matrices, bool) or not isinstance(compute_uv, bool):
         raise TypeError(f"svd: full_matrices and compute_uv must be bools, got {full_matrices!r}, {compute_uv!r}")
     if a.ndim < 2:
@@ -53,7 +64,7 @@ def _svd_shape(a: Aval, *, full_matrices: bool, compute_uv: bool) -> tuple[Aval,
     *batch, m, n = a.shape
     *names, m_name, n_name = a.dims
     k, k_name = (m, m_name) if m < n else (n, n_name)
-    s = Aval((*batch, k), a.dtype, (*names, k_name))
+    s = Aval((*batch, k), dtypes.real_dtype(a.dtype), (*names, k_name))
     if not compute_uv:
         return (s,)
     if full_matrices:
@@ -92,22 +103,23 @@ def _spread(d: Atom, like: Aval, axis: int) -> Atom:
 
 
 def _scale_cols(x: Atom, d: Atom) -> Atom:
-    """``x diag(d)``."""
-    return E.mul(x, _spread(d, x.aval, -1))
+    """``x diag(d)`` (real ``d``)."""
+    return E.mul(x, _spread(as_dtype_of(d, x), x.aval, -1))
 
 
 def _scale_rows(x: Atom, d: Atom) -> Atom:
-    """``diag(d) x``."""
-    return E.mul(x, _spread(d, x.aval, -2))
+    """``diag(d) x`` (real ``d``)."""
+    return E.mul(x, _spread(as_dtype_of(d, x), x.aval, -2))
 
 
-def _gaps(s: Atom, like: Aval) -> Atom:
-    """``F[i, j] = 1 / (s_j² - s_i²)`` off the diagonal, 0 on it."""
+def _gaps(s: Atom, like: Atom) -> Atom:
+    """``F[i, j] = 1 / (s_j² - s_i²)`` off the diagonal, 0 on it, in ``like``'s dtype (k x k)."""
+    square = _square_aval(s)
     sq = E.mul(s, s)
-    diff = E.sub(_spread(sq, like, -1), _spread(sq, like, -2))
-    eye = triangle(S.full_like(like, 1), "eq")
-    off = E.sub(S.full_like(like, 1), eye)
-    return E.mul(E.div(S.full_like(like, 1), E.add(diff, eye)), off)
+    diff = E.sub(_spread(sq, square, -1), _spread(sq, square, -2))
+    eye = triangle(S.full_like(square, 1), "eq")
+    off = E.sub(S.full_like(square, 1), eye)
+    return as_dtype_of(E.mul(E.div(S.full_like(square, 1), E.add(diff, eye)), off), like)
 
 
 def _safe_inverse(s: Atom) -> Atom:
@@ -120,6 +132,12 @@ def _safe_inverse(s: Atom) -> Atom:
 def _square_aval(s: Atom) -> Aval:
     a = s.aval
     return Aval((*a.shape, a.shape[-1]), a.dtype, (*a.dims, a.dims[-1]))
+
+
+def _phase_term(x: Atom, s: Atom) -> Atom:
+    """``diag(i Im(diag(x)) / s)`` (k x k): the part of ``du`` along ``u`` itself that a complex SVD's rules carry
+    (JAX's ``dUdV_diag``; ``½ (x - xᴴ)`` on the diagonal, over ``s``)."""
+    return _scale_cols(imaginary_part(triangle(x, "eq")), _safe_inverse(s))
 
 
 @svd_p.def_jvp
@@ -136,23 +154,26 @@ def _svd_jvp(
         u, s, vh = outs
     else:
         u, s, vh = _reduced(a)
-    v = mT(vh)
-    dp = mm(mT(u), mm(dA, v))  # k × k
-    ds = diagonal(dp)
+    v = mH(vh)
+    dp = mm(mH(u), mm(dA, v))  # k × k
+    ds = diagonal(C.real(dp) if is_complex(dp) else dp)
     if not compute_uv:
         return (ds,)
-    f = _gaps(s, dp.aval)
+    f = _gaps(s, dp)
     dps, sdp = _scale_cols(dp, s), _scale_rows(dp, s)
-    du = mm(u, E.mul(f, E.add(dps, mT(dps))))
-    dv = mm(v, E.mul(f, E.add(sdp, mT(sdp))))
+    inner = E.mul(f, E.add(dps, mH(dps)))
+    if is_complex(dp):
+        inner = E.add(inner, _phase_term(dp, s))
+    du = mm(u, inner)
+    dv = mm(v, E.mul(f, E.add(sdp, mH(sdp))))
     m, n = a.aval.shape[-2:]
     if m > n:
         dav = mm(dA, v)
-        du = E.add(du, _scale_cols(E.sub(dav, mm(u, mm(mT(u), dav))), _safe_inverse(s)))
+        du = E.add(du, _scale_cols(E.sub(dav, mm(u, mm(mH(u), dav))), _safe_inverse(s)))
     if n > m:
-        dau = mm(mT(dA), u)
+        dau = mm(mH(dA), u)
         dv = E.add(dv, _scale_cols(E.sub(dau, mm(v, mm(vh, dau))), _safe_inverse(s)))
-    return du, ds, mT(dv)
+    return du, ds, mH(dv)
 
 
 @svd_p.def_vjp
@@ -172,29 +193,33 @@ def _svd_vjp(
         (ct_s,) = cts
         u, s, vh = _reduced(a)
         ct_u, ct_vh = Zero(u.aval), Zero(vh.aval)
-    v = mT(vh)
-    square = _square_aval(s)
-    # Ā = u P̄ vᵀ + (I - u uᵀ) Ū S⁻¹ vᵀ + u S⁻¹ V̄ᵀ (I - v vᵀ), with
-    # P̄ = diag(s̄) + (F ∘ (uᵀŪ - Ūᵀu)) S + S (F ∘ (vᵀV̄ - V̄ᵀv)).
-    pbar: Atom | None = None if is_zero(ct_s) else diag_matrix(ct_s, square)  # type: ignore[arg-type]
+    # The JVP transposed under Re(sum(a b)) (ᴴ transposes to ᴴ, conj to conj). With Ū the cotangent of u, V̄ that
+    # of vh conjugate-transposed, vᵀ = conj(vh), G = uᵀŪ and G₂ = vᵀV̄:
+    #   Ā = conj(u) P̄ vᵀ + (Ū - conj(u) G) S⁻¹ vᵀ [M > N] + conj(u) S⁻¹ (V̄ - conj(v) G₂)ᴴ [N > M],
+    #   P̄ = diag(s̄) + (F ∘ (G - Gᴴ)) S + S (F ∘ (G₂ - G₂ᴴ)) + diag(i Im(diag G) / s) [complex].
+    cu, v_t = conj(u), conj(vh)
+    square = _square_aval(s).with_dtype(a.aval.dtype)
+    pbar: Atom | None = None if is_zero(ct_s) else diag_matrix(as_dtype_of(ct_s, u), square)  # type: ignore[arg-type]
     extra: list[Atom] = []
     m, n = a.aval.shape[-2:]
     if not is_zero(ct_u):
         ubar: Atom = ct_u  # type: ignore[assignment]
-        utu = mm(mT(u), ubar)
-        term = _scale_cols(E.mul(_gaps(s, square), E.sub(utu, mT(utu))), s)
+        g = mm(mT(u), ubar)
+        term = _scale_cols(E.mul(_gaps(s, g), E.sub(g, mH(g))), s)
+        if is_complex(g):
+            term = E.add(term, _phase_term(g, s))
         pbar = term if pbar is None else E.add(pbar, term)
         if m > n:
-            extra.append(mm(_scale_cols(E.sub(ubar, mm(u, utu)), _safe_inverse(s)), vh))
+            extra.append(mm(_scale_cols(E.sub(ubar, mm(cu, g)), _safe_inverse(s)), v_t))
     if not is_zero(ct_vh):
-        vbar = mT(ct_vh)  # type: ignore[arg-type]
-        vtv = mm(vh, vbar)
-        term = _scale_rows(E.mul(_gaps(s, square), E.sub(vtv, mT(vtv))), s)
+        vbar = mH(ct_vh)  # type: ignore[arg-type]
+        g2 = mm(v_t, vbar)
+        term = _scale_rows(E.mul(_gaps(s, g2), E.sub(g2, mH(g2))), s)
         pbar = term if pbar is None else E.add(pbar, term)
         if n > m:
-            extra.append(mm(u, _scale_rows(mT(E.sub(vbar, mm(v, vtv))), _safe_inverse(s))))
+            extra.append(mm(cu, _scale_rows(mH(E.sub(vbar, mm(mT(vh), g2))), _safe_inverse(s))))
     assert pbar is not None
-    abar = mm(u, mm(pbar, vh))
+    abar = mm(cu, mm(pbar, v_t))
     for term in extra:
         abar = E.add(abar, term)
     return (abar,)
