@@ -8,16 +8,16 @@ from primitive_cases import CASES, Case, normal
 
 
 def lu_reference(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(lu, pivots, permutation)`` by textbook partial pivoting in float64 (the first row of largest magnitude,
-    as LAPACK's ``idamax``), batched over leading axes; independent of LAPACK."""
+    """``(lu, pivots, permutation)`` by textbook partial pivoting in float64 / complex128 (the first row of largest
+    ``|Re| + |Im|``, as LAPACK's ``i?amax``), batched over leading axes; independent of LAPACK."""
     *batch, m, n = a.shape
     k = min(m, n)
-    packed = np.array(a, dtype=np.float64).reshape(int(np.prod(batch)), m, n)
+    packed = np.array(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64).reshape(int(np.prod(batch)), m, n)
     pivots = np.zeros((packed.shape[0], k), np.int32)
     perms = np.tile(np.arange(m, dtype=np.int32), (packed.shape[0], 1))
     for x, piv, perm in zip(packed, pivots, perms):
         for j in range(k):
-            p = j + int(np.argmax(np.abs(x[j:, j])))
+            p = j + int(np.argmax(np.abs(x[j:, j].real) + np.abs(x[j:, j].imag)))  # LAPACK's i?amax
             piv[j] = p
             x[[j, p]] = x[[p, j]]
             perm[[j, p]] = perm[[p, j]]
@@ -43,6 +43,7 @@ LU_CASES: dict[str, list[Case]] = {
         Case(normal(2, 3, 3), lu_reference, label="batched"),
         # float32 only: that keeps it out of test_autodiff (U is singular: no derivative there)
         Case(_singular, lu_reference, dtypes=("float32",), label="singular"),
+        Case(normal(2, 4, 3), lu_reference, dtypes=("complex64", "complex128"), label="complex batched"),
     ],
 }
 

@@ -406,6 +406,9 @@ import lu_cases  # noqa: E402,F401
 import schur_cases  # noqa: E402,F401
 
 
+COMPLEX = ("complex64", "complex128")
+
+
 def canonical_svd(u: np.ndarray, s: np.ndarray, vh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """tensorstage's SVD sign convention: each column of ``u`` has its largest-magnitude component positive, the
     matching row of ``vh`` follows; rows of ``vh`` beyond ``min(M, N)`` get the rule on their own."""
@@ -431,7 +434,10 @@ CASES.update({
                  label="tall complete"),
             Case(normal(2, 5), _svd_ref, {"full_matrices": True, "compute_uv": True}, dtypes=("float32",),
                  label="wide complete"),
-            Case(normal(3, 4), _svd_ref, {"full_matrices": False, "compute_uv": False}, label="values only")],
+            Case(normal(3, 4), _svd_ref, {"full_matrices": False, "compute_uv": False}, label="values only"),
+            # complex: values only (the vectors' derivatives are JAX's, of a smooth SVD, not of the fixed phases)
+            Case(normal(2, 4, 3), _svd_ref, {"full_matrices": False, "compute_uv": False}, dtypes=COMPLEX,
+                 label="complex values only")],
 })
 
 
@@ -441,7 +447,6 @@ CASES.update(_CONVOLUTION_CASES)
 
 
 # ------------------------------------------------------------------------------------------ complex numbers
-COMPLEX = ("complex64", "complex128")
 
 
 def _fft_case(shape: tuple[int, ...], fft_type: str, fft_length: tuple[int, ...], reference: Reference,
