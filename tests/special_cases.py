@@ -1,7 +1,8 @@
 """Registry cases for the special primitives (staging/primitives/special.py), merged into ``primitive_cases.CASES``.
 
-Operands stay where float32 meets the registry's 2e-6 relative tolerance (away from lgamma's zeros at 1 and 2, and
-igamma's large-parameter range, where f32 errors grow: tests/test_scipy_special.py measures those)."""
+Operands stay where float32 meets the registry's 2e-6 relative tolerance (away from lgamma's zeros at 1 and 2). The
+"large a" cases run Temme's expansion (a > 20, |x - a| < 0.3 a) and the Stirling form of the prefactor in the x
+derivative; tests/test_scipy_igamma.py measures the range up to a = 1e12."""
 
 from __future__ import annotations
 
@@ -47,11 +48,16 @@ SPECIAL_CASES: dict[str, list[Case]] = {
     "zeta": [Case(_uniform((2.0, 5.0), (0.5, 4.0)), special.zeta),
              Case(_scalar_first(2.0, 4.0, (0.5, 3.0)), special.zeta, label="scalar s")],
     "igamma": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), special.gammainc),
-               Case(_scalar_first(0.5, 3.0, (0.1, 5.0)), special.gammainc, label="scalar a")],
-    "igammac": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), special.gammaincc)],
+               Case(_scalar_first(0.5, 3.0, (0.1, 5.0)), special.gammainc, label="scalar a"),
+               Case(_uniform((60.0, 80.0), (62.0, 78.0)), special.gammainc, label="large a")],
+    "igammac": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), special.gammaincc),
+                Case(_uniform((60.0, 80.0), (62.0, 78.0)), special.gammaincc, label="large a")],
     "betainc": [Case(_uniform((0.5, 4.0), (0.5, 4.0), (0.05, 0.95)), special.betainc),
                 Case(_scalar_first(0.5, 3.0, (0.5, 4.0), (0.05, 0.95)), special.betainc, label="scalar a")],
-    "igamma_grad_a": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), _igamma_grad_a_ref, dtypes=("float32",))]  # f64: tests/test_scipy_special.py,
+    # (f64: tests/test_scipy_special.py and tests/test_scipy_igamma.py)
+    "igamma_grad_a": [Case(_uniform((0.5, 3.0), (0.1, 5.0)), _igamma_grad_a_ref, dtypes=("float32",)),
+                      Case(_uniform((60.0, 80.0), (62.0, 78.0)), _igamma_grad_a_ref, dtypes=("float32",),
+                           label="large a")],
 }
 
 CASES.update(SPECIAL_CASES)

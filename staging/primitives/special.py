@@ -8,7 +8,9 @@ Unary ones are declared through elementwise's ``_unary`` with their derivative. 
   JAX).
 - ``igamma(a, x)`` / ``igammac(a, x)``: the regularized lower / upper incomplete gamma functions P and Q.
   ``d/dx = ±x^(a-1) e^-x / Gamma(a)``; with respect to ``a`` the derivative is ``±igamma_grad_a(a, x)``, a primitive
-  of its own (JAX's), whose own derivative with respect to ``a`` (a second derivative) is a TransformError.
+  of its own (JAX's), whose own derivative with respect to ``a`` (a second derivative) is a TransformError. The
+  density's ``log(x^a e^-x / Gamma(a))`` is ``log_gamma_prefactor`` (Stirling's series for ``a >= 10``, without the
+  cancellation of ``a log x - x - lgamma(a)``, which loses ``a eps``), shared with the lowering.
 - ``betainc(a, b, x)``: the regularized incomplete beta function ``I_x(a, b)``. ``d/dx = x^(a-1) (1-x)^(b-1) /
   B(a, b)``; derivatives with respect to ``a`` and ``b`` are TransformErrors (JAX has none either).
 
@@ -35,8 +37,8 @@ from . import elementwise as E
 from .elementwise import FLOAT, REAL_FLOAT
 
 __all__ = [
-    "bessel_i0e", "bessel_i1e", "betainc", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma", "trigamma",
-    "zeta",
+    "bessel_i0e", "bessel_i1e", "betainc", "digamma", "erfc", "igamma", "igamma_grad_a", "igammac", "lgamma",
+    "horner", "log1pmx_ratio", "log_gamma_prefactor", "trigamma", "zeta",
 ]
 
 # ---------------------------------------------------------------------------------------------------- unary
@@ -166,15 +168,97 @@ def _zeta_dq(s: Atom, q: Atom, out: Atom) -> Atom:
     return E.neg(E.mul(s, zeta(E.add(s, _c(1, s)), q)))
 
 
+def horner(x: Atom, coefficients: Sequence[float]) -> Atom:
+    """``sum_i coefficients[i] x^i``."""
+    out = _c(coefficients[-1], x)
+    for c in coefficients[-2::-1]:
+        out = E.add(E.mul(out, x), _c(c, x))
+    return out
+
+
+def _single(x: Atom) -> bool:
+    return x.aval.dtype.itemsize <= 4  # f32, and the half types (computed in their own precision in derivative rules)
+
+
+def log1pmx_ratio(s: Atom) -> Atom:
+    """``g(s) = -2 (log(1 + s) - s) / s²`` for ``s > -1``: smooth and positive, 1 at ``s = 0``, so that Temme's
+    ``eta = s sqrt(g(s))`` and ``a (log(1 + s) - s) = -a s² g / 2`` keep every digit near ``s = 0``, where the
+    difference cancels. There (``|t| < 1/3``, ``t = s / (2 + s)``, i.e. ``-1/2 < s < 1``) by ``log(1 + s) = 2
+    atanh(t)``: ``g = (1 - t) - (1 - t)² t sum_j t^(2j) / (2j + 3)``; elsewhere directly (a cancellation of at most
+    a factor 3.6)."""
+    t = E.div(s, E.add(s, _c(2, s)))
+    near = E.lt(E.abs(t), _c(1 / 3, t))
+    t = E.select(near, t, _c(0, t))  # each branch is fed an input in its domain: no NaN reaches a gradient
+    odd = horner(E.mul(t, t), [1 / (2 * j + 3) for j in range(8 if _single(s) else 17)])
+    one_minus_t = E.sub(_c(1, t), t)
+    series = E.sub(one_minus_t, E.mul(E.mul(E.mul(one_minus_t, one_minus_t), t), odd))
+    far_s = E.select(near, _c(1, s), s)
+    direct = E.div(E.mul(_c(-2, s), E.sub(bind(E.log1p_p, far_s), far_s)), E.mul(far_s, far_s))
+    return E.select(near, series, direct)
+
+
+def _log1pmx_of_ratio(x: Atom, a: Atom) -> Atom:
+    """``log(x / a) - (x - a) / a``: through ``log1pmx_ratio`` from ``s = (x - a) / a`` (exact there), except below
+    ``x = a / 2``, where ``s`` would have lost ``x``'s low digits (``x - a`` rounds to ``a``'s ulp): ``log(x / a) -
+    s`` there (no cancellation: ``log(x / a) < 2.7 s``)."""
+    s = E.div(E.sub(x, a), a)
+    low = E.lt(s, _c(-0.5, s))
+    near = E.mul(E.mul(_c(-0.5, s), E.mul(s, s)), log1pmx_ratio(E.select(low, _c(0, s), s)))
+    return E.select(low, E.sub(_log_ratio(x, a), s), near)
+
+
+def _log_ratio(x: Atom, a: Atom) -> Atom:
+    """``log(x / a)``: ``log1p((x - a) / a)`` from ``x = a / 2`` up (exact near ``x = a``), ``log(x / a)`` below."""
+    s = E.div(E.sub(x, a), a)
+    low = E.lt(s, _c(-0.5, s))
+    return E.select(low, E.log(E.div(x, a)), bind(E.log1p_p, E.select(low, _c(0, s), s)))
+
+
+_STIRLING_LARGE = 10.0  # from here on, Stirling's series (7 terms) gives log Gamma to an absolute 1e-17
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
+_LOG_SQRT_2PI = 0.5 * float(np.log(2 * np.pi))
+
+
+def _stirling_split(a: Atom) -> tuple[Atom, Atom, Atom, Atom]:
+    """``(a >= 10, a there (else 10), a below (else 1), 1 / the former)``: each branch is fed an ``a`` in its range,
+    so that neither leaks a NaN or inf into a gradient."""
+    large = bind(E.ge_p, a, _c(_STIRLING_LARGE, a))
+    big_a = E.select(large, a, _c(_STIRLING_LARGE, a))
+    return large, big_a, E.select(large, _c(1, a), a), E.div(_c(1, a), big_a)
+
+
+def log_gamma_prefactor(a: Atom, x: Atom) -> Atom:
+    """``log(x^a e^-x / Gamma(a))``. For ``a >= 10`` as ``a (log(1 + s) - s) + log(a) / 2 - log(2 pi) / 2 -
+    stirling(a)`` with ``s = (x - a) / a`` and Stirling's series ``stirling(a) = log Gamma(a) - (a - 1/2) log a + a -
+    log(2 pi) / 2``: the terms of ``a log x - x - lgamma(a)``, each ~``a log a``, cancel to ~``a s²`` near ``x = a``
+    and would lose ``a eps`` of the result (all of it in float32 by ``a = 1e6``)."""
+    large, big_a, small_a, inverse = _stirling_split(a)
+    tail = E.mul(inverse, horner(E.mul(inverse, inverse), _STIRLING))
+    exponent = E.mul(big_a, _log1pmx_of_ratio(x, big_a))
+    stirling = E.sub(E.add(exponent, E.sub(E.mul(_c(0.5, a), E.log(big_a)), _c(_LOG_SQRT_2PI, a))), tail)
+    plain = E.sub(E.sub(E.mul(small_a, E.log(x)), x), lgamma(small_a))
+    return E.select(large, stirling, plain)
+
+
+_LOG_MINUS_DIGAMMA = (0.5, 1 / 12, 0, -1 / 120, 0, 1 / 252, 0, -1 / 240, 0, 1 / 132, 0, -691 / 32760, 0, 1 / 12)
+
+
+def _log_minus_digamma(a: Atom) -> Atom:
+    """``log(a) - digamma(a)``: for ``a >= 10`` its series ``1/(2a) + 1/(12a²) - 1/(120a⁴) + 1/(252a⁶) - ...``,
+    where the difference of the two would lose ``log(a) eps``."""
+    large, big_a, small_a, inverse = _stirling_split(a)
+    series = E.mul(inverse, horner(inverse, _LOG_MINUS_DIGAMMA))
+    return E.select(large, series, E.sub(E.log(small_a), digamma(small_a)))
+
+
 def _gamma_density(a: Atom, x: Atom) -> Atom:
     """``x^(a-1) e^-x / Gamma(a)``, the derivative of P(a, x) in x, through logs (no overflow of the parts)."""
-    log_x = E.log(x)
-    return E.exp(E.sub(E.sub(E.mul(E.sub(a, _c(1, a)), log_x), x), lgamma(a)))
+    return E.exp(E.sub(log_gamma_prefactor(a, x), E.log(x)))
 
 
 def _density_dx(a: Atom, x: Atom, out: Atom) -> Atom:
-    """``d/dx dP/da = d/da dP/dx = density (log x - digamma(a))``."""
-    return E.mul(_gamma_density(a, x), E.sub(E.log(x), digamma(a)))
+    """``d/dx dP/da = d/da dP/dx = density (log x - digamma(a))``, as ``log(x / a) + (log a - digamma(a))``."""
+    return E.mul(_gamma_density(a, x), E.add(_log_ratio(x, a), _log_minus_digamma(a)))
 
 
 _SECOND_DERIVATIVE = "the second derivative of the incomplete gamma functions in a (igamma_grad_a in a) is not implemented"

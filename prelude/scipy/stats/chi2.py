@@ -7,7 +7,7 @@ from typing import Any
 from . import gamma
 from ._common import AnyTensor, as_shape1, floats
 
-__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 
 def _as_gamma(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[AnyTensor, ...]:
@@ -43,3 +43,13 @@ def sf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 @as_shape1
 def logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     return gamma.logsf(*_as_gamma("chi2.logsf", x, df, loc, scale))
+
+
+@as_shape1
+def ppf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    return gamma.ppf(*_as_gamma("chi2.ppf", q, df, loc, scale))
+
+
+@as_shape1
+def isf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    return gamma.isf(*_as_gamma("chi2.isf", q, df, loc, scale))

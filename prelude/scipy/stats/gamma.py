@@ -1,4 +1,5 @@
-"""``tensorstage.scipy.stats.gamma``: the gamma distribution with shape ``a`` (``scale`` = 1 / rate)."""
+"""``tensorstage.scipy.stats.gamma``: the gamma distribution with shape ``a`` (``scale`` = 1 / rate). ``ppf`` and
+``isf`` (SciPy's; ``jax.scipy.stats.gamma`` has neither) invert ``gammainc`` / ``gammaincc``."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any
 
 from ... import numpy as tnp
 from .. import special as sp
-from ._common import AnyTensor, as_shape1, defined, shape_standardized
+from ._common import AnyTensor, as_shape1, defined, quantile, shape_standardized
 
-__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 
 @as_shape1
@@ -45,3 +46,13 @@ def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
 @as_shape1
 def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
     return tnp.log(sf(x, a, loc, scale))
+
+
+@as_shape1
+def ppf(q: Any, a: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    return quantile("gamma.ppf", lambda p, a: sp.gammaincinv(a, p), q, loc, scale, a)
+
+
+@as_shape1
+def isf(q: Any, a: Any, loc: Any = 0, scale: Any = 1) -> AnyTensor:
+    return quantile("gamma.isf", lambda p, a: sp.gammainccinv(a, p), q, loc, scale, a)
