@@ -15,11 +15,12 @@ from __future__ import annotations
 from . import bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom, gumbel_l
 from . import gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm, pareto, poisson, t
 from . import truncnorm, uniform, vonmises, wrapcauchy
+from ._kde import gaussian_kde
 from ._summary import ModeResult, mode, rankdata, sem
 
 __all__ = [
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "gennorm", "geom",
     "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto",
     "poisson", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy",
-    "ModeResult", "mode", "rankdata", "sem",
+    "ModeResult", "gaussian_kde", "mode", "rankdata", "sem",
 ]
