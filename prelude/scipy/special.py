@@ -440,3 +440,8 @@ def softmax(x: Tensor[FT, Unpack[S]], axis: Axis = None) -> Tensor[FT, Unpack[S]
 
 from .special_extra import betainc, boxcox, boxcox1p, comb, loggamma  # noqa: E402 - it builds on the helpers above
 from .special_series import erfcx, exp1, expi  # noqa: E402 - it builds on the helpers above
+from .special_more import *  # noqa: E402, F403 - it builds on the helpers above
+from .special_inverse import *  # noqa: E402, F403 - it builds on the helpers above
+from . import special_inverse as _special_inverse, special_more as _special_more  # noqa: E402
+
+__all__ += _special_more.__all__ + _special_inverse.__all__
