@@ -1,13 +1,18 @@
 """``tensorstage.lax.linalg``: JAX's ``jax.lax.linalg`` on tensorstage's decomposition primitives, with JAX's
 argument conventions and output orders (``eigh`` returns ``(vectors, values)``; ``qr`` and ``svd`` default to
-full matrices; ``triangular_solve`` defaults to solving ``X op(A) = B``; ``eig`` returns a list).
+full matrices; ``triangular_solve`` defaults to solving ``X op(A) = B``; ``eig`` returns a list). Every function
+takes f32/f64 and c64/c128 matrices, with JAX's complex semantics (``cholesky`` and ``eigh`` symmetrize as
+``(x + xᴴ) / 2``; eigenvalues and singular values are real: f32 for c64, f64 for c128) and derivative convention.
 
-Deliberate differences from jax.lax.linalg (real operands only, as the primitives are):
-- Eigenvector and singular-vector signs are tensorstage's (each vector's largest-magnitude component positive),
-  where JAX's are LAPACK's (unspecified); ``eigh`` always sorts (``sort_eigenvalues=False`` allows any order).
+Deliberate differences from jax.lax.linalg:
+- Eigenvector and singular-vector signs (complex: phases) are tensorstage's (each vector's largest-magnitude
+  component real and positive), where JAX's are LAPACK's (unspecified); ``eigh`` always sorts
+  (``sort_eigenvalues=False`` allows any order).
 - ``qr(pivoting=True)`` raises ValueError (no column-pivoted QR primitive).
 - ``tridiagonal_solve`` is LU with partial pivoting (LAPACK ``gtsv``'s algorithm, which JAX calls on CPU) written
-  as two ``scan``s, so it differentiates, vmaps and lowers everywhere; ``perturb_singular`` is refused.
+  as two ``scan``s, so it differentiates, vmaps and lowers everywhere; ``perturb_singular`` is refused. For
+  complex matrices it pivots on the modulus where ``cgtsv`` compares ``|re| + |im|``: near ties may pick the
+  other row (same solution up to rounding).
 - ``implementation``/``algorithm``/``use_magma`` are accepted and ignored.
 """
 
@@ -18,7 +23,7 @@ from typing import Any, Literal, TypeVar, overload
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...control_flow import fori_loop, scan
-from ...dtypes import DType, i32
+from ...dtypes import DType, c64, c128, f32, f64, i32
 from ...staging.ir import Atom
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import eig as EG
@@ -28,7 +33,7 @@ from ...staging.primitives import schur as SC
 from ...staging.primitives import svd as SV
 from ...tensor import Tensor
 from .. import numpy as tnp
-from ..numpy._core import as_tensor, dtype_error, float_operand, op, shape_error, wrap
+from ..numpy._core import as_tensor, dtype_error, inexact_operand, op, shape_error, wrap
 from ..numpy.linalg_decompositions import matrix_operand, same_dtype, square_operand
 
 __all__ = [
@@ -50,16 +55,16 @@ def _tensor(a: Atom) -> Any:
 
 
 def _symmetrized(name: str, x: Any) -> Any:
-    """``(x + xᵀ) / 2``, the matrix JAX factors when ``symmetrize_input`` (both triangles then matter)."""
-    a = square_operand(name, x)
-    return E.mul(E.add(a, D.mT(a)), E.scalar(0.5, a))
+    """``(x + xᴴ) / 2``, the matrix JAX factors when ``symmetrize_input`` (both triangles then matter)."""
+    a = square_operand(name, x, complex_ok=True)
+    return E.mul(E.add(a, D.mH(a)), E.scalar(0.5, a))
 
 
 @op
 def cholesky(x: Tensor[DT, Unpack[Batch], N, N], *, symmetrize_input: bool = True) -> Tensor[DT, Unpack[Batch], N, N]:
-    """Lower ``L`` with ``L Lᵀ = x``; NaNs where ``x`` is not positive definite. Without ``symmetrize_input``
-    only ``x``'s lower triangle is read."""
-    a = _symmetrized("cholesky", x) if symmetrize_input else square_operand("cholesky", x)
+    """Lower ``L`` with ``L Lᴴ = x`` (Hermitian positive definite; real: symmetric); NaNs where ``x`` is not
+    positive definite. Without ``symmetrize_input`` only ``x``'s lower triangle is read."""
+    a = _symmetrized("cholesky", x) if symmetrize_input else square_operand("cholesky", x, complex_ok=True)
     return wrap(D.cholesky(a))
 
 
@@ -72,19 +77,34 @@ def _index_range(name: str, subset: tuple[int, int] | None, n: int) -> tuple[int
     return lo, hi
 
 
-@op
+@overload
+def eigh(
+    x: Tensor[c64, Unpack[Batch], N, N], *, lower: bool = True, symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None, implementation: Any = None,
+) -> tuple[Tensor[c64, Unpack[Batch], N, Any], Tensor[f32, Unpack[Batch], Any]]: ...
+@overload
+def eigh(
+    x: Tensor[c128, Unpack[Batch], N, N], *, lower: bool = True, symmetrize_input: bool = True,
+    sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None, implementation: Any = None,
+) -> tuple[Tensor[c128, Unpack[Batch], N, Any], Tensor[f64, Unpack[Batch], Any]]: ...
+@overload
 def eigh(
     x: Tensor[DT, Unpack[Batch], N, N], *, lower: bool = True, symmetrize_input: bool = True,
     sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None, implementation: Any = None,
-) -> tuple[Tensor[DT, Unpack[Batch], N, Any], Tensor[DT, Unpack[Batch], Any]]:
-    """``(v, w)``: eigenvectors (columns of ``v``) and ascending eigenvalues of a symmetric matrix, as JAX orders
-    them. Without ``symmetrize_input`` only the ``lower`` (else upper) triangle is read; ``subset_by_index``
-    ``(lo, hi)`` keeps eigenpairs ``lo`` to ``hi - 1``."""
+) -> tuple[Tensor[DT, Unpack[Batch], N, Any], Tensor[DT, Unpack[Batch], Any]]: ...
+@op
+def eigh(
+    x: Any, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
+    subset_by_index: tuple[int, int] | None = None, implementation: Any = None,
+) -> Any:
+    """``(v, w)``: eigenvectors (columns of ``v``) and ascending eigenvalues (real: f32 for c64, f64 for c128) of
+    a symmetric or Hermitian matrix, as JAX orders them. Without ``symmetrize_input`` only the ``lower`` (else
+    upper) triangle is read; ``subset_by_index`` ``(lo, hi)`` keeps eigenpairs ``lo`` to ``hi - 1``."""
     if symmetrize_input:
         a = _symmetrized("eigh", x)
     else:
-        a = square_operand("eigh", x)
-        a = a if lower else D.mT(a)  # the upper triangle of x is the lower one of xᵀ
+        a = square_operand("eigh", x, complex_ok=True)
+        a = a if lower else D.mH(a)  # the upper triangle of x is the lower one of xᴴ
     w, v = D.eigh(a)
     lo, hi = _index_range("eigh", subset_by_index, a.aval.shape[-1])
     if (lo, hi) == (0, a.aval.shape[-1]):
@@ -97,7 +117,7 @@ def lu(x: Tensor[DT, Unpack[Batch], M, N]) -> tuple[Tensor[DT, Unpack[Batch], M,
                                                    Tensor[i32, Unpack[Batch], M]]:
     """``(lu, pivots, permutation)`` with ``x[permutation] = L U``: the packed factors (``L``'s unit diagonal
     implied), LAPACK's 0-based row swaps and the permutation they make."""
-    packed, pivots, perm = LU.lu(matrix_operand("lu", x))
+    packed, pivots, perm = LU.lu(matrix_operand("lu", x, complex_ok=True))
     return wrap(packed), wrap(pivots), wrap(perm)
 
 
@@ -133,23 +153,38 @@ def qr(x: Tensor[DT, Unpack[Sh]], *, pivoting: bool = False, full_matrices: bool
     """``(q, r)`` with ``x = q r`` (Householder: LAPACK's signs); ``q`` square unless ``full_matrices=False``."""
     if pivoting:
         raise ValueError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not offered")
-    q, r, _ = D.qr(matrix_operand("qr", x), full_matrices=full_matrices)
+    q, r, _ = D.qr(matrix_operand("qr", x, complex_ok=True), full_matrices=full_matrices)
     return wrap(q), wrap(r)
 
 
 @overload
+def svd(x: Tensor[c64, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[True] = True,
+        subset_by_index: tuple[int, int] | None = None,
+        algorithm: Any = None) -> tuple[Factor[c64], Factor[f32], Factor[c64]]: ...
+@overload
+def svd(x: Tensor[c128, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[True] = True,
+        subset_by_index: tuple[int, int] | None = None,
+        algorithm: Any = None) -> tuple[Factor[c128], Factor[f64], Factor[c128]]: ...
+@overload
 def svd(x: Tensor[DT, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[True] = True,
         subset_by_index: tuple[int, int] | None = None,
         algorithm: Any = None) -> tuple[Factor[DT], Factor[DT], Factor[DT]]: ...
+@overload
+def svd(x: Tensor[c64, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[False],
+        subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Factor[f32]: ...
+@overload
+def svd(x: Tensor[c128, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[False],
+        subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Factor[f64]: ...
 @overload
 def svd(x: Tensor[DT, Unpack[Sh]], *, full_matrices: bool = True, compute_uv: Literal[False],
         subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Factor[DT]: ...
 @op
 def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
         subset_by_index: tuple[int, int] | None = None, algorithm: Any = None) -> Any:
-    """``(u, s, vh)`` with ``x = u diag(s) vh`` and ``s`` descending, or ``s`` alone; ``subset_by_index``
-    ``(lo, hi)`` keeps singular triplets ``lo`` to ``hi - 1`` (and implies reduced factors, as in JAX)."""
-    a = matrix_operand("svd", x)
+    """``(u, s, vh)`` with ``x = u diag(s) vh`` and ``s`` descending (real: f32 for c64, f64 for c128), or ``s``
+    alone; ``subset_by_index`` ``(lo, hi)`` keeps singular triplets ``lo`` to ``hi - 1`` (and implies reduced
+    factors, as in JAX)."""
+    a = matrix_operand("svd", x, complex_ok=True)
     lo, hi = _index_range("svd", subset_by_index, min(a.aval.shape[-2:]))
     full = full_matrices and subset_by_index is None
     outs = [_tensor(t) for t in SV.svd(a, full, compute_uv)]
@@ -163,16 +198,16 @@ def triangular_solve(
     a: Tensor[DT, Unpack[Batch], N, N], b: Tensor[DT, Unpack[Sh]], *, left_side: bool = False, lower: bool = False,
     transpose_a: bool = False, conjugate_a: bool = False, unit_diagonal: bool = False,
 ) -> Tensor[DT, Unpack[Sh]]:
-    """``X`` with ``op(a) X = b`` (``left_side``) or ``X op(a) = b``, ``op(a) = aᵀ`` if ``transpose_a``
-    (``conjugate_a`` has no effect on real matrices). Only the ``lower`` (else upper) triangle of ``a`` is read.
-    ``b`` of one rank less than ``a`` is one right-hand side."""
-    x = square_operand("triangular_solve", a)
-    rhs = matrix_operand("triangular_solve", b) if as_tensor(b).ndim >= 2 else as_tensor(b).atom
+    """``X`` with ``op(a) X = b`` (``left_side``) or ``X op(a) = b``: ``op(a)`` is ``a``, transposed if
+    ``transpose_a``, conjugated if ``conjugate_a`` (``aᴴ`` with both; no effect on real matrices). Only the
+    ``lower`` (else upper) triangle of ``a`` is read. ``b`` of one rank less than ``a`` is one right-hand side."""
+    x = square_operand("triangular_solve", a, complex_ok=True)
+    rhs = inexact_operand("triangular_solve", b).atom
     same_dtype("triangular_solve", x, rhs)
     single = rhs.aval.ndim == x.aval.ndim - 1
     rhs_t = _tensor(rhs)[..., :, None] if single and left_side else _tensor(rhs)[..., None, :] if single else _tensor(rhs)
     out = _tensor(D.triangular_solve(x, rhs_t.atom, left_side=left_side, lower=lower, transpose_a=transpose_a,
-                                  unit_diagonal=unit_diagonal))
+                                     unit_diagonal=unit_diagonal, conjugate_a=conjugate_a))
     return (out[..., 0] if left_side else out[..., 0, :]) if single else out  # type: ignore[no-any-return]
 
 
@@ -217,8 +252,8 @@ def tridiagonal_solve(
     ``A[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` are not read), by LU with partial pivoting."""
     if perturb_singular:
         raise ValueError("lax.linalg.tridiagonal_solve: perturb_singular=True is not offered")
-    diagonals: list[Any] = [float_operand("tridiagonal_solve", t) for t in (dl, d, du)]
-    rhs = _tensor(matrix_operand("tridiagonal_solve", b))
+    diagonals: list[Any] = [inexact_operand("tridiagonal_solve", t) for t in (dl, d, du)]
+    rhs = _tensor(matrix_operand("tridiagonal_solve", b, complex_ok=True))
     for t in diagonals:
         same_dtype("tridiagonal_solve", t.atom, rhs.atom)
         if t.shape != rhs.shape[:-1]:

@@ -7,9 +7,9 @@ Per matrix, ``s = max(0, ceil(log2(‖A‖₁ / θ)))`` halvings bring the 1-nor
 a batch of matrices with different norms squares each its own number of times, and a matrix that needs more than
 ``max_squarings`` becomes NaN (as JAX). Derivatives follow by composition (the count is locally constant).
 
-Deliberate difference: one Padé degree per dtype, the largest JAX and SciPy use (13 for f64, θ = 5.37; 7 for
-f32, θ = 3.93), where they switch to lower degrees for small norms; the lower degrees save products, the
-accuracy is the same.
+Deliberate difference: one Padé degree per precision, the largest JAX and SciPy use (13 for f64 and c128,
+θ = 5.37; 7 for f32 and c64, θ = 3.93), where they switch to lower degrees for small norms; the lower degrees
+save products, the accuracy is the same.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing_extensions import TypeVarTuple, Unpack
 from ...control_flow import fori_loop
 from ...custom_derivatives import stop_gradient
 from ...dtypes import DType
+from ...staging import dtypes as _dt
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import structural as S
 from ...tensor import Tensor
@@ -70,18 +71,19 @@ def _identity(a: Any) -> Any:
 def expm(
     A: Tensor[DT, Unpack[Batch], N, N], *, upper_triangular: bool = False, max_squarings: int = 16  # noqa: N803
 ) -> Tensor[DT, Unpack[Batch], N, N]:
-    """``exp(A)`` of every square matrix (f32 or f64; leading axes are batch axes). ``upper_triangular``: ``A``
-    is upper triangular (the Padé solve is then a triangular one). NaNs for a matrix whose 1-norm needs more than
+    """``exp(A)`` of every square matrix (f32, f64, c64 or c128; leading axes are batch axes).
+    ``upper_triangular``: ``A`` is upper triangular (the Padé solve is then a triangular one). NaNs for a matrix whose 1-norm needs more than
     ``max_squarings`` halvings (or that holds NaNs or infinities)."""
-    a: Any = wrap(square_operand("expm", A))
-    if a.aval.dtype not in _THETA:
-        raise TypeError(f"expm: supports f32 and f64 matrices, got {a.aval}; convert it with .astype(f32)")
+    a: Any = wrap(square_operand("expm", A, complex_ok=True))
+    precision = _dt.real_dtype(a.aval.dtype)  # c64 takes f32's degree, c128 f64's (as JAX)
+    if precision not in _THETA:
+        raise TypeError(f"expm: supports f32, f64, c64 and c128 matrices, got {a.aval}; convert it with .astype(f32)")
     if not isinstance(max_squarings, int) or isinstance(max_squarings, bool) or max_squarings < 0:
         raise ValueError(f"expm: max_squarings must be a non-negative int, got {max_squarings!r}")
-    b, theta = _THETA[a.aval.dtype]
+    b, theta = _THETA[precision]
     norm: Any = stop_gradient(_abs(a).sum(axis=-2).max(axis=-1))  # ‖A‖₁ per matrix: locally constant count
     count = maximum(ceil(log2(norm / theta)), 0)
-    scaled = a / exp2(count)[..., None, None]
+    scaled = a / exp2(count).astype(a.dtype)[..., None, None]
     u, v = _pade(scaled, b)
     if upper_triangular:
         r = wrap(D.triangular_solve((v - u).atom, (v + u).atom, left_side=True, lower=False, transpose_a=False))

@@ -14,7 +14,8 @@ import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...control_flow import fori_loop
-from ...dtypes import DType, i32
+from ...dtypes import DType, c64, c128, f32, f64, i32
+from ...staging import dtypes as _dt
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import decompositions as D
 from ...staging.primitives import lu as LU
@@ -22,7 +23,7 @@ from ...staging.primitives import structural as S
 from ...staging.primitives.slicing import slice_in_dim
 from ...tensor import Tensor
 from ..numpy import arange, argsort, broadcast_to, take, take_along_axis, where
-from ..numpy._core import as_tensor, broadcast_shapes, describe, dtype_error, float_operand, op, shape_error, wrap
+from ..numpy._core import as_tensor, broadcast_shapes, describe, dtype_error, inexact_operand, op, shape_error, wrap
 from ..numpy.linalg_decompositions import matrix_operand, same_dtype, square_operand
 from ..numpy.linalg_solvers import _with_batch
 
@@ -50,23 +51,41 @@ def _leading(x: Atom, size: int, axis: int) -> Atom:
 
 @overload
 def lu(
+    a: Tensor[c64, Unpack[Batch], M, N], permute_l: Literal[False] = False, overwrite_a: bool = False,
+    check_finite: bool = True,
+) -> tuple[
+    Tensor[f32, Unpack[Batch], M, M], Tensor[c64, Unpack[Batch], M, Any], Tensor[c64, Unpack[Batch], Any, N]
+]: ...
+@overload
+def lu(
+    a: Tensor[c128, Unpack[Batch], M, N], permute_l: Literal[False] = False, overwrite_a: bool = False,
+    check_finite: bool = True,
+) -> tuple[
+    Tensor[f64, Unpack[Batch], M, M], Tensor[c128, Unpack[Batch], M, Any], Tensor[c128, Unpack[Batch], Any, N]
+]: ...
+@overload
+def lu(
     a: Tensor[DT, Unpack[Batch], M, N], permute_l: Literal[False] = False, overwrite_a: bool = False,
     check_finite: bool = True,
-) -> tuple[Tensor[DT, Unpack[Batch], M, M], Tensor[DT, Unpack[Batch], M, Any], Tensor[DT, Unpack[Batch], Any, N]]: ...
+) -> tuple[
+    Tensor[DT, Unpack[Batch], M, M], Tensor[DT, Unpack[Batch], M, Any], Tensor[DT, Unpack[Batch], Any, N]
+]: ...
 @overload
 def lu(
     a: Tensor[DT, Unpack[Batch], M, N], permute_l: Literal[True], overwrite_a: bool = False, check_finite: bool = True
 ) -> tuple[Tensor[DT, Unpack[Batch], M, Any], Tensor[DT, Unpack[Batch], Any, N]]: ...
 @op
 def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
-    """``(p, l, u)`` with ``a = p @ l @ u``: ``p`` a permutation matrix ``(..., M, M)``, ``l`` unit lower
-    ``(..., M, K)``, ``u`` upper ``(..., K, N)``, ``K = min(M, N)``; with ``permute_l``, ``(p @ l, u)``.
+    """``(p, l, u)`` with ``a = p @ l @ u``: ``p`` a permutation matrix ``(..., M, M)`` (real: f32 for c64, f64
+    for c128, as SciPy and JAX), ``l`` unit lower ``(..., M, K)``, ``u`` upper ``(..., K, N)``,
+    ``K = min(M, N)``; with ``permute_l``, ``(p @ l, u)``.
     ``overwrite_a`` and ``check_finite`` are accepted and ignored (as in JAX)."""
-    packed, _, perm = LU.lu(matrix_operand("lu", a))
+    packed, _, perm = LU.lu(matrix_operand("lu", a, complex_ok=True))
     low, up = _factors(packed)
-    p = D.mT(LU.permutation_matrix(perm, packed.aval))  # P a = L U, so a = Pᵀ L U
+    real = Aval(packed.aval.shape, _dt.real_dtype(packed.aval.dtype), packed.aval.dims)
+    p = D.mT(LU.permutation_matrix(perm, real))  # P a = L U, so a = Pᵀ L U
     if permute_l:
-        return wrap(D.mm(p, low)), wrap(up)
+        return wrap(D.mm(D.as_dtype_of(p, low), low)), wrap(up)
     return wrap(p), wrap(low), wrap(up)
 
 
@@ -76,7 +95,7 @@ def lu_factor(
 ) -> tuple[Tensor[DT, Unpack[Batch], M, N], Tensor[i32, Unpack[Batch], Any]]:
     """``(lu, piv)``: the packed factors (``U`` on and above the diagonal, ``L`` below it, its unit diagonal
     implied) and LAPACK's 0-based row swaps (row ``i`` was swapped with row ``piv[i]``)."""
-    packed, pivots, _ = LU.lu(matrix_operand("lu_factor", a))
+    packed, pivots, _ = LU.lu(matrix_operand("lu_factor", a, complex_ok=True))
     return wrap(packed), wrap(pivots)
 
 
@@ -99,7 +118,7 @@ def rhs_matrices(name: str, a: Atom, b: Any, *, shared_vector: bool) -> tuple[At
     """``a`` (square matrices) and the right-hand side ``b`` as matrices ``(..., N, K)``, their batch axes
     broadcast together, and whether ``b`` was vectors: one vector ``(N,)`` for every matrix (``shared_vector``:
     NumPy 2's rule for ``solve``) or one per matrix, ``(..., N)`` of ``a``'s rank less one (SciPy's rule)."""
-    rhs = float_operand(name, b).atom
+    rhs = inexact_operand(name, b).atom
     same_dtype(name, a, rhs)
     n = a.aval.shape[-1]
     vector = rhs.aval.ndim == (1 if shared_vector else a.aval.ndim - 1)
@@ -126,7 +145,7 @@ def _pivots(name: str, lu_and_piv: Any) -> tuple[Atom, Any]:
     if not isinstance(lu_and_piv, tuple) or len(lu_and_piv) != 2:
         raise TypeError(f"{name}: the first argument must be the pair (lu, piv) that lu_factor returns, got "
                         f"{type(lu_and_piv).__name__}")
-    packed = square_operand(name, lu_and_piv[0])
+    packed = square_operand(name, lu_and_piv[0], complex_ok=True)
     piv = as_tensor(lu_and_piv[1])
     if piv.aval.dtype != np.int32:
         raise dtype_error(name, f"piv must be int32 (as lu_factor returns it), got {describe(piv)}")
@@ -141,8 +160,8 @@ def lu_solve(
     lu_and_piv: tuple[Tensor[DT, Unpack[Batch], N, N], Tensor[i32, Unpack[Batch], N]], b: Tensor[DT, Unpack[Sh]],
     trans: int = 0, overwrite_b: bool = False, check_finite: bool = True,
 ) -> Tensor[DT, Unpack[Sh]]:
-    """``x`` with ``a x = b`` (``trans=0``) or ``aᵀ x = b`` (1, or 2: the conjugate transpose, the same for real
-    ``a``), from ``lu_factor(a)``. ``b`` is ``(..., N)`` (one vector per matrix) or ``(..., N, K)``; batch axes
+    """``x`` with ``a x = b`` (``trans=0``), ``aᵀ x = b`` (1) or ``aᴴ x = b`` (2: the conjugate transpose, the
+    same as 1 for real ``a``), from ``lu_factor(a)``. ``b`` is ``(..., N)`` (one vector per matrix) or ``(..., N, K)``; batch axes
     broadcast."""
     if trans not in (0, 1, 2):
         raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
@@ -154,9 +173,11 @@ def lu_solve(
         y = as_tensor(take_along_axis(wrap(rhs), perm, axis=-2)).atom
         y = D.triangular_solve(packed, y, left_side=True, lower=True, transpose_a=False, unit_diagonal=True)
         x = D.triangular_solve(packed, y, left_side=True, lower=False, transpose_a=False)
-    else:  # aᵀ = Uᵀ Lᵀ P: x = Pᵀ L⁻ᵀ U⁻ᵀ b
-        y = D.triangular_solve(packed, rhs, left_side=True, lower=False, transpose_a=True)
-        y = D.triangular_solve(packed, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    else:  # aᵀ = Uᵀ Lᵀ P: x = Pᵀ L⁻ᵀ U⁻ᵀ b (trans=2: the same with conjugate transposes)
+        adjoint = trans == 2
+        y = D.triangular_solve(packed, rhs, left_side=True, lower=False, transpose_a=True, conjugate_a=adjoint)
+        y = D.triangular_solve(packed, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True,
+                               conjugate_a=adjoint)
         x = as_tensor(take_along_axis(wrap(y), argsort(perm, axis=-2), axis=-2)).atom
     return wrap(as_given(x, vector))
 
