@@ -21,8 +21,8 @@ Deliberate differences from NumPy, tested here:
   (NumPy gives ``(7, 5, ...)``), in matmul, vecdot and solve alike.
 - ``lstsq``'s residuals are computed for rank-deficient ``a`` too (NumPy returns an empty array: a shape that
   depends on values).
-- ``svd`` (and pinv, lstsq, matrix_rank, cond, svdvals) support f32 and f64 only (NumPy: f32/f64/complex too);
-  f16/bf16 are a DTypeError. Other decompositions accept f16/bf16 (NumPy rejects them) and compute in f32,
+- ``svd`` (and pinv, lstsq, matrix_rank, cond, svdvals) support f32, f64, c64 and c128 (as NumPy); f16/bf16
+  are a DTypeError. Other decompositions accept f16/bf16 (NumPy rejects them) and compute in f32,
   rounding the result (XLA's GPU backend has no half-precision triangular solve).
 - Matrix norms 2, -2 and 'nuc' come from ``eigh`` of ``[[0, R], [Rᵀ, 0]]`` (portable beyond CPU): as accurate
   as NumPy's SVD (absolute error ~ eps * max(s)), not bit-identical.
