@@ -137,6 +137,18 @@ def test_unary_functions_match_numpy_to_a_few_ulps(dtype: Any, rng: np.random.Ge
     assert not too_far, too_far
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_log1p_is_accurate_across_xlas_seam(dtype: Any) -> None:
+    """XLA's f64 log_plus_one is 128 ulps off on [-0.4143, -0.3645]; tensorstage's lowering takes log(1 + x)
+    there. A dense grid over [-0.999, 3] (the seam inside) and the edges."""
+    x = np.concatenate([np.linspace(-0.999, 3, 100_001), [-1.0, 0.0, -0.0, np.inf, 1e-30]]).astype(dtype)
+    got = ts.program(tnp.log1p)(x)
+    with np.errstate(all="ignore"):
+        want = np.log1p(_flushed(x))
+    comparable = _gpu_comparable(dtype, _flushed(x), want)
+    assert _ulps(np.asarray(got)[comparable], want[comparable], dtype) <= (2.5 if dtype == np.float32 else 2)
+
+
 BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], float, float]] = {
     "arctan2": (tnp.arctan2, np.arctan2, 1.5, 1.5),
     "hypot": (tnp.hypot, np.hypot, 2, 2.5),

@@ -56,9 +56,10 @@ def _simple_rule(op_name: str) -> Any:
 
 
 for _prim, _name in _SIMPLE.items():
-    lowers(_prim)(_simple_rule(_name))
     SPLAT_SCALAR_OPERANDS.add(_prim)
-    PLAIN_OPS[_prim] = f"stablehlo.{_name}"
+    if _prim is not E.log1p_p:  # its rule (below) looks at the dtype
+        lowers(_prim)(_simple_rule(_name))
+        PLAIN_OPS[_prim] = f"stablehlo.{_name}"
 
 # CHLO ops: XLA's compile path (jaxlib 0.10.2) parses and legalizes them; no StableHLO op exists for these.
 _CHLO = {E.erf_p: "chlo.erf", E.erf_inv_p: "chlo.erf_inv"}
@@ -67,6 +68,27 @@ for _prim, _name in _CHLO.items():
     lowers(_prim)(_simple_rule(_name))
     SPLAT_SCALAR_OPERANDS.add(_prim)
     PLAIN_OPS[_prim] = _name
+
+
+_plain_log1p = _simple_rule("log_plus_one")
+_F64 = np.dtype(np.float64)
+# XLA's f64 log_plus_one is up to 128 ulps off on [-0.4143, -0.3645] (its approximation's seam); log(1 + x) there
+# is within 2 ulps (1 + x rounds by at most half an ulp of a number near 0.6).
+_LOG1P_BAND = (-0.42, -0.25)
+
+
+@lowers(E.log1p_p)
+def _log1p(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+    if outs[0].dtype != _F64:
+        return _plain_log1p(em, args, outs)
+    (x,) = args
+    one = widen(em, em.scalar(1.0, _F64), x.aval.shape)
+    direct = em.op("stablehlo.log", [em.op("stablehlo.add", [x, one], [x.aval])[0]], [x.aval])[0]
+    fast = _plain_log1p(em, args, outs)[0]
+    low, high = (widen(em, em.scalar(bound, _F64), x.aval.shape) for bound in _LOG1P_BAND)
+    inside = em.op("stablehlo.and", [compare(em, x, low, "GE"), compare(em, x, high, "LE")],
+                   [Aval(x.aval.shape, dtypes.BOOL)])[0]
+    return em.op("stablehlo.select", [inside, direct, fast], outs)
 
 
 _signed_abs = _simple_rule("abs")
