@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,7 @@ for _prim, _name in _CHLO.items():
     PLAIN_OPS[_prim] = _name
 
 
-_plain_log1p = _simple_rule("log_plus_one")
+_plain_log1p: Callable[[Emitter, Sequence[Value], Sequence[Aval]], list[Value]] = _simple_rule("log_plus_one")
 _F64 = np.dtype(np.float64)
 # XLA's f64 log_plus_one is up to 128 ulps off on [-0.4143, -0.3645] (its approximation's seam); log(1 + x) there
 # is within 2 ulps (1 + x rounds by at most half an ulp of a number near 0.6).
