@@ -129,7 +129,7 @@ def test_comb_exact_is_refused() -> None:
 # jax.scipy names that ts.scipy lacks on purpose (or not yet): remove a name here when it is added.
 MISSING_SPECIAL = {
     "sph_harm_y", "wofz",  # complex-valued only
-    "bessel_jn", "hyp1f1", "hyp2f1",  # not yet: series/rational expansions to port from JAX
+    "hyp2f1",  # not yet
 }
 MISSING_STATS: set[str] = set()
 

@@ -484,3 +484,9 @@ def bernoulli(n: int) -> AnyTensor:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"bernoulli: n must be a non-negative int, got {n!r}")
     return tnp.asarray(_bernoulli_numbers(int(n) + 1))
+
+
+from .special_hyper import *  # noqa: E402, F403 - Bessel and hypergeometric functions, in their own module
+from . import special_hyper as _special_hyper  # noqa: E402
+
+__all__ += _special_hyper.__all__
