@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 # The kernels used, without the dtype letter: ``lapack_{s,d}<name>_ffi``, and ``lapack_{c,z}<name>_ffi`` for
-# complex matrices, where LAPACK names two of them differently (Hermitian / unitary).
+# complex matrices, where LAPACK names two of them differently (Hermitian / unitary): see ``_name``.
 KERNELS = ("potrf", "syevd", "geqrf", "orgqr", "gesdd", "getrf", "trsm", "geev")
-COMPLEX_KERNELS = KERNELS
 _COMPLEX_NAMES = {"syevd": "heevd", "orgqr": "ungqr"}
 # Registered, for every dtype, where jaxlib has them: only the Schur family (lowering/rules/schur.py) asks for them,
 # so a jaxlib without them loses that family alone, not every kernel.
@@ -48,13 +47,12 @@ def _probe() -> bool:
         _lapack = importlib.import_module("jaxlib.cpu._lapack")
 
         targets: dict[str, Any] = dict(_lapack.registrations())
-        names = [f"lapack_{p}{k}_ffi" for p in _PREFIX.values() for k in KERNELS]
-        names += [f"lapack_{p}{_COMPLEX_NAMES.get(k, k)}_ffi" for p in _COMPLEX_PREFIX.values() for k in COMPLEX_KERNELS]
+        prefixes = (*_PREFIX.values(), *_COMPLEX_PREFIX.values())
+        names = [_name(p, k) for p in prefixes for k in KERNELS]
         if not all(name in targets for name in names):
             return False
         _lapack.initialize()
-        optional = [f"lapack_{p}{k}_ffi" for p in (*_PREFIX.values(), *_COMPLEX_PREFIX.values()) for k in OPTIONAL_KERNELS]
-        optional = [name for name in optional if name in targets]
+        optional = [name for name in (_name(p, k) for p in prefixes for k in OPTIONAL_KERNELS) if name in targets]
         for name in names + optional:
             # api_version 1: XLA's typed FFI (attributes travel in ``mhlo.backend_config``).
             xla_client.register_custom_call_target(name, targets[name], "cpu", 1)
@@ -213,13 +211,16 @@ def target(kernel: str, dtype: np.dtype[Any], platform: str) -> str | None:
     """The custom-call target for ``kernel`` on ``dtype``, or None where XLA's own expansion is to be used."""
     if platform == "cpu":
         _asked[0] += 1
-    complex_too = kernel in COMPLEX_KERNELS or kernel in OPTIONAL_KERNELS
-    complex_prefix = _COMPLEX_PREFIX.get(dtype) if complex_too else None
-    prefix = _PREFIX.get(dtype) or complex_prefix
+    prefix = _PREFIX.get(dtype) or _COMPLEX_PREFIX.get(dtype)
     if platform != "cpu" or prefix is None or not enabled() or not available():
         return None
-    name = f"lapack_{prefix}{_COMPLEX_NAMES.get(kernel, kernel) if complex_prefix else kernel}_ffi"
+    name = _name(prefix, kernel)
     return None if kernel in OPTIONAL_KERNELS and name not in _optional else name
 
 
-__all__ = ["COMPLEX_KERNELS", "KERNELS", "OPTIONAL_KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]
+def _name(prefix: str, kernel: str) -> str:
+    """jaxlib's target name of ``kernel`` for the dtype letter ``prefix`` (LAPACK's complex names where they differ)."""
+    return f"lapack_{prefix}{_COMPLEX_NAMES.get(kernel, kernel) if prefix in _COMPLEX_PREFIX.values() else kernel}_ffi"
+
+
+__all__ = ["KERNELS", "OPTIONAL_KERNELS", "available", "enabled", "on_change", "set_enabled", "target", "times_asked"]
