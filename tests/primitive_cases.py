@@ -586,3 +586,38 @@ CASES["eig"] = [] if not EIG_RUNS else [
     Case(normal(2, 3, 3), lambda a, **p: (np.linalg.eigvals(a),), {"compute_left": False, "compute_right": False},
          dtypes=("float64",), label="values batched"),
 ]
+
+
+# linear_solve / root_solve (lax.custom_linear_solve / lax.custom_root): float64 subgraphs, each reading the
+# vectors and then the shared consts (a matrix; a vector of squares), so their cases are float64 only.
+def _implicit_graph(fn: Callable[..., Any], *shapes: tuple[int, ...]) -> Any:
+    specs = [ts.Spec(s, np.float64) for s in shapes]
+    return ts.Program(fn, check_annotations=False).stage(*specs).graph
+
+
+def _rhs_and_matrix(rng: np.random.Generator, dtype: np.dtype[Any]) -> list[np.ndarray]:
+    return [rng.standard_normal((3, 2)).astype(dtype), (rng.standard_normal((3, 3)) + 4 * np.eye(3)).astype(dtype)]
+
+
+def _implicit_cases() -> None:
+    from tensorstage import numpy as tnp
+
+    vec, mat = (3, 2), (3, 3)
+    linear = {
+        "matvec": _implicit_graph(lambda x, m: m @ x, vec, mat),
+        "solve": _implicit_graph(lambda b, m: tnp.linalg.solve(m, b), vec, mat),
+        "transposed": (_implicit_graph(lambda x, m: m.T @ x, vec, mat),
+                       _implicit_graph(lambda x, m: tnp.linalg.solve(m.T, x), vec, mat)),
+    }
+    CASES["linear_solve"] = [Case(_rhs_and_matrix, lambda b, m, **p: (np.linalg.solve(m, b),), linear,
+                                  dtypes=("float64",))]
+    root = {  # x² = c, solved by sqrt (ignoring the guess); tangent_solve: y / 2x
+        "f": _implicit_graph(lambda x, c: x * x - c, (4,), (4,)),
+        "solve": _implicit_graph(lambda g, c: tnp.sqrt(c), (4,), (4,)),
+        "tangent_solve": _implicit_graph(lambda x, y, c: y / (2 * x), (4,), (4,), (4,)),
+    }
+    CASES["root_solve"] = [Case(operands((4,), (4,), positive=(1,)), lambda g, c, **p: (np.sqrt(c),), root,
+                                dtypes=("float64",))]
+
+
+_implicit_cases()

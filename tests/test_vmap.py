@@ -245,6 +245,24 @@ def _custom_cases() -> None:
 _custom_cases()
 
 
+def _implicit_solve_cases() -> None:
+    """linear_solve / root_solve are reached through ts.lax.custom_linear_solve / ts.lax.custom_root."""
+
+    def apply_linear(m: Any, b: Any) -> Any:
+        return ts.lax.custom_linear_solve(lambda v: m @ v, b, lambda mv, r: tnp.linalg.solve(m, r),
+                                          lambda vm, r: tnp.linalg.solve(m.T, r))
+
+    def apply_root(c: Any, guess: Any) -> Any:  # x² = c, solved by sqrt: a batched guess alone batches x too
+        return ts.lax.custom_root(lambda x: x * x - c, guess, lambda f, g: tnp.sqrt(c),
+                                  lambda g, y: y / g(tnp.ones_like(y)))
+
+    CASES["linear_solve"] = [Case(ops(diagonal_heavy(3, 3), normal(3, 2)), apply=apply_linear)]
+    CASES["root_solve"] = [Case(ops(positive(4), normal(4)), apply=apply_root)]
+
+
+_implicit_solve_cases()
+
+
 def _control_flow_cases() -> None:
     """cond / while / scan carry subgraphs; they are reached through ts.cond, ts.while_loop and ts.scan."""
     if not hasattr(ts, "scan"):

@@ -1,105 +1,153 @@
 """``lax.custom_root`` and ``lax.custom_linear_solve``: solutions differentiated implicitly (JAX's semantics).
 
 The solver runs as given and is never differentiated; the solution's derivative comes from the implicit function
-theorem. For ``custom_root``, ``f(x*, θ) = 0`` gives ``θ̄ = -(∂f/∂θ)ᵀ λ`` with ``(∂f/∂x)ᵀ λ = x̄``, ``λ`` found
-by ``tangent_solve`` applied to the transposed linear map (as JAX's reverse mode does). For
-``custom_linear_solve``, ``A(θ) x = b`` gives ``b̄ = λ = A⁻ᵀ x̄`` (``transpose_solve``, or ``solve`` when
-``symmetric``) and ``θ̄ = -(∂(A x)/∂θ)ᵀ λ``. ``θ`` are the staged values ``f`` / ``matvec`` close over: they are
-made explicit arguments (closure conversion) so derivatives reach them.
+theorem, in forward and reverse mode, to any order and under vmap. For ``custom_linear_solve``, ``A(θ) x = b``
+gives ``ẋ = A⁻¹ (ḃ - Ȧ x)`` (``solve`` again) and ``b̄ = λ = A⁻ᵀ x̄`` (``transpose_solve``, or ``solve`` when
+``symmetric``), ``θ̄ = -(∂(A x)/∂θ)ᵀ λ``. For ``custom_root``, ``f(x*, θ) = 0`` gives
+``ẋ = -tangent_solve(∂f/∂x, ∂f/∂θ θ̇)``; reverse mode transposes that, so (as in JAX) it needs a
+``tangent_solve`` that is reverse-differentiable in its right-hand side (``lambda g, y: y / g(1.0)``, a dense
+solve, or ``custom_linear_solve``; not a ``while_loop``). ``θ`` are the staged values ``f`` / ``matvec`` close
+over: only through those do derivatives flow (what the solvers alone close over gets none, as in JAX). The
+initial guess has no derivative and an auxiliary output (``has_aux``) a zero one, as in JAX. Both are
+primitives (``linear_solve``, ``root_solve`` in ``staging/primitives/linear_solve.py``) whose rules emit
+themselves again, so ``hessian``, ``jacrev(jacfwd)``, grad of grad and vmap of either stay implicit.
 
-Deliberate difference from JAX: reverse mode only (``ts.grad``, ``ts.vjp``); forward mode (``ts.jvp``) through
-these raises, as it does through any ``ts.custom_vjp`` function. The initial guess gets a zero cotangent, and an
-auxiliary output (``has_aux``) none, as in JAX.
+A Python scalar ``initial_guess`` or ``b`` takes the dtype ``f`` or ``matvec`` returns for it, as a loop carry
+does (``custom_root(f, 1.0, ...)`` solves in ``f``'s precision).
+
+Deliberate difference from JAX: ``custom_root`` requires ``solve`` to return the type of ``initial_guess``, leaf
+for leaf (JAX checks only the structure).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
+
 from ... import pytree
-from ...autodiff import vjp
+from ...autodiff import jvp, vjp
 from ...program import Program
-from ...custom_derivatives import custom_vjp, stop_gradient
 from ...signature import Spec
-from ...staging.builder import inline, is_staging
-from ...subgraph import stage_subgraph
-from ...trace import wrap
+from ...staging.builder import is_staging
+from ...staging import dtypes as _dt
+from ...staging.errors import DTypeError, ShapeError
+from ...staging.ir import Atom, Graph, Var
+from ...staging.primitives import linear_solve as L
+from ...staging.source import user_location
+from ...subgraph import Subgraph, stage_subgraph
+from ...trace import WeakTraced, wrap
 from ...tree_util import tree_map
+from .. import numpy as tnp
 from ..numpy._core import as_tensor
 
 __all__ = ["custom_linear_solve", "custom_root"]
 
 X = TypeVar("X")
-Closed = Callable[[Any, list[Any]], Any]
 
 
-def _closure_converted(fn: Callable[[Any], Any], example: Any) -> tuple[Closed, list[Any], Any]:
-    """``fn`` as ``g(x, consts)`` with the staged values it closes over as explicit ``consts``, and placeholders
-    shaped like its result (``example`` may hold placeholders: ``ts.Spec``)."""
-    sub = stage_subgraph(fn, [example], {})
-    consts = [wrap(a) for a in sub.atoms[sub.num_leaf_inputs:]]
-
-    def closed(x: Any, values: list[Any]) -> Any:
-        leaves = [as_tensor(v).atom for v in pytree.flatten(x)[0]]
-        return sub.outputs(inline(sub.graph, [*leaves, *(as_tensor(v).atom for v in values)]))
-
-    result = pytree.unflatten(sub.out_tree, [Spec(a.shape, a.dtype, a.dims) for a in sub.graph.out_avals])
-    return closed, consts, result
+def _placeholders(tree: Any) -> Any:
+    """``tree`` with each tensor leaf replaced by an abstract value of its type (a subgraph input)."""
+    return tree_map(lambda v: Spec(v.aval.shape, v.aval.dtype, v.aval.dims), tree)
 
 
-def _implicit(residual: Closed, params: list[Any], solve: Callable[[list[Any]], Any],
-              adjoint_solve: Callable[[Callable[[Any], Any], Any], Any], has_aux: bool, name: str) -> Any:
-    """``solve(params)`` (a solution ``x``, or ``(x, aux)``) with ``residual(x, params) = 0`` differentiated
-    implicitly: ``params̄ = -(∂residual/∂params)ᵀ λ`` where ``adjoint_solve`` gives
-    ``(∂residual/∂x)ᵀ λ = x̄``.
+def _staged(op: str, what: str, fn: Callable[..., Any], args: Sequence[Any], like: Any, has_aux: bool) -> Subgraph:
+    """``fn(*args)`` staged, checked to return values of ``like``'s structure and types (then an auxiliary value
+    with ``has_aux``)."""
+    sub = stage_subgraph(fn, args, {})
+    leaves, tree = pytree.flatten(like)
+    out_tree = sub.out_tree
+    result = out_tree.children[0] if has_aux and out_tree.kind == "tuple" and len(out_tree.children) == 2 else out_tree
+    if has_aux and result is out_tree:
+        raise ShapeError(f"{what} must return a pair (solution, aux) with has_aux=True, got {out_tree!r}", op,
+                         user_location())
+    if result != tree:
+        raise ShapeError(f"{what} returned structure {result!r}, expected {tree!r}", op, user_location())
+    for got, want in zip(sub.graph.out_avals, leaves):
+        if not got.same_layout(want.aval):
+            raise ShapeError(f"{what} returned {got} where {want.aval} was expected", op, user_location())
+    return sub
 
-    What the solvers close over gets no derivative (JAX ignores its tangents too); ``custom_vjp`` refuses closed-
-    over values that are differentiated, so both solvers are closure-converted and their values passed frozen."""
 
-    def pull_back(inputs: tuple[Any, list[Any], Any]) -> Any:
-        x, values, ct = inputs
-        _, transposed = vjp(lambda y: residual(y, values), x)
-        lam = adjoint_solve(lambda v: transposed(v)[0], ct[0] if has_aux else ct)
-        _, pullback = vjp(lambda p: residual(x, p), values)
-        return pullback(tree_map(lambda t: -t, lam))[0]
+def _shared_consts(subs: Sequence[Subgraph]) -> tuple[list[Graph], list[Atom]]:
+    """The subgraphs taking their own leaf inputs, then every value any of them closes over (in one order, each
+    once), and those values: the primitives feed every subgraph the same trailing consts."""
+    consts: dict[Atom, None] = {}
+    for sub in subs:
+        consts.update(dict.fromkeys(sub.atoms[sub.num_leaf_inputs :]))
+    graphs = []
+    for sub in subs:
+        own = dict(zip(sub.atoms[sub.num_leaf_inputs :], sub.graph.inputs[sub.num_leaf_inputs :]))
+        extra = [own[c] if c in own else Var(c.aval) for c in consts]  # values it does not read: unused inputs
+        graphs.append(Graph([*sub.graph.inputs[: sub.num_leaf_inputs], *extra], sub.graph.eqns, sub.graph.outputs))
+    return graphs, list(consts)
 
-    run, run_frozen, out = _closure_converted(solve, params)
-    back, back_frozen, _ = _closure_converted(pull_back, (out[0] if has_aux else out, params, out))
-    n_run = len(run_frozen)
 
-    def solution_fn(values: list[Any], fixed: list[Any]) -> Any:
-        return run(values, fixed[:n_run])
+def _settled(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """``tree`` as tensors, where a Python scalar leaf (weakly typed) takes the dtype ``fn`` returns for it, as a
+    loop carry does: ``custom_root(f, 1.0, ...)`` solves in the precision of ``f``. Operators do not keep a scalar
+    weak, so where the default float fails to stage the wider ones are tried, as for a carry."""
+    leaves, structure = pytree.flatten(tree)
+    scalars = [type(x) in (float, int) or isinstance(x, WeakTraced) for x in leaves]
+    if not any(scalars):
+        return tree_map(as_tensor, tree)
+    for dtype in (None, *sorted(_dt.FLOATS - {_dt.DEFAULT_FLOAT}, key=lambda d: -d.itemsize)):
+        tried = leaves if dtype is None else [_as_dtype(x, dtype) if s else x for x, s in zip(leaves, scalars)]
+        try:
+            sub = stage_subgraph(fn, [pytree.unflatten(structure, tried)], {}, (0,), precise_floats=True)
+        except DTypeError:
+            continue
+        if sub.out_tree == structure:
+            tried = [_as_dtype(x, a.dtype) if s else x for x, s, a in zip(leaves, scalars, sub.graph.out_avals)]
+        return tree_map(as_tensor, pytree.unflatten(structure, tried))
+    return tree_map(as_tensor, tree)  # staging it again reports the error
 
-    solution_fn.__name__ = name  # errors (forward mode) name the lax function
-    solution = custom_vjp(solution_fn)
 
-    def forward(values: list[Any], fixed: list[Any]) -> tuple[Any, tuple[Any, list[Any], list[Any]]]:
-        out = run(values, fixed[:n_run])
-        return out, (out[0] if has_aux else out, values, fixed[n_run:])
+def _as_dtype(scalar: Any, dtype: np.dtype[Any]) -> Any:
+    """A Python scalar (or one passed to a program) as a tensor of ``dtype``, from its most precise value."""
+    return wrap(scalar.as_dtype(dtype)) if isinstance(scalar, WeakTraced) else tnp.asarray(scalar, dtype=dtype)
 
-    def backward(res: tuple[Any, list[Any], list[Any]], ct: Any) -> tuple[list[Any], None]:
-        x, values, fixed = res
-        return back((x, values, ct), fixed), None
 
-    solution.defvjp(forward, backward)
-    return solution(params, stop_gradient([*run_frozen, *back_frozen]))
+def _leaf_atoms(tree: Any) -> list[Atom]:
+    return [leaf.atom for leaf in pytree.leaves(tree)]
 
 
 def custom_root(f: Callable[[X], X], initial_guess: X, solve: Callable[[Callable[[X], X], X], Any],
                 tangent_solve: Callable[[Callable[[X], X], X], X], has_aux: bool = False) -> Any:
     """``solve(f, initial_guess)``, a root of ``f``, differentiated implicitly (JAX's ``lax.custom_root``):
-    ``tangent_solve(g, y)`` must solve the linear ``g(x) = y`` (it gets ``∂f/∂x``'s transpose in reverse mode)."""
+    ``tangent_solve(g, y)`` must solve the linear ``g(x) = y`` for ``g`` the linearization of ``f`` at the root."""
     if not is_staging():  # eager: staged once for this call
         return Program(lambda x: custom_root(f, x, solve, tangent_solve, has_aux), name="custom_root")(initial_guess)
-    guess = tree_map(as_tensor, initial_guess)
-    f_closed, consts, _ = _closure_converted(f, guess)
-    fixed_guess = stop_gradient(guess)
+    op = "lax.custom_root"
+    guess = _settled(f, initial_guess)
+    space = _placeholders(guess)
+    f_sub = stage_subgraph(f, [space], {})
+    if f_sub.out_tree != pytree.structure(guess):
+        raise ShapeError(f"f returned structure {f_sub.out_tree!r}, expected that of initial_guess, "
+                         f"{pytree.structure(guess)!r}", op, user_location())
+    values = pytree.unflatten(f_sub.out_tree, [Spec(a.shape, a.dtype, a.dims) for a in f_sub.graph.out_avals])
 
-    def run(values: list[Any]) -> Any:
-        return solve(lambda x: f_closed(x, values), fixed_guess)
+    def linearized_solve(x: Any, y: Any) -> Any:
+        return tangent_solve(lambda v: jvp(f, (x,), (v,))[1], y)
 
-    return _implicit(f_closed, consts, run, tangent_solve, has_aux, "lax.custom_root")
+    subs = [
+        f_sub,
+        _staged(op, "solve", lambda g: solve(f, g), [space], guess, has_aux),
+        _staged(op, "tangent_solve", linearized_solve, [space, values], guess, False),
+    ]
+    (f_graph, solve_graph, ts_graph), consts = _shared_consts(subs)
+    outs = L.root_solve(_leaf_atoms(guess), consts, f=f_graph, solve=solve_graph, tangent_solve=ts_graph)
+    return subs[1].outputs(outs)
+
+
+def _transposed(matvec: Callable[[X], X]) -> Callable[[X], X]:
+    """``matvec``'s transpose (its VJP: ``matvec`` is linear, so taken at zero)."""
+
+    def vecmat(ct: X) -> X:
+        return vjp(matvec, tree_map(tnp.zeros_like, ct))[1](ct)[0]  # type: ignore[no-any-return]
+
+    return vecmat
 
 
 def custom_linear_solve(matvec: Callable[[X], X], b: X, solve: Callable[[Callable[[X], X], X], Any],
@@ -111,21 +159,20 @@ def custom_linear_solve(matvec: Callable[[X], X], b: X, solve: Callable[[Callabl
     if not is_staging():  # eager: staged once for this call
         return Program(lambda r: custom_linear_solve(matvec, r, solve, transpose_solve, symmetric, has_aux),
                        name="custom_linear_solve")(b)
-    rhs = tree_map(as_tensor, b)
-    matvec_closed, consts, _ = _closure_converted(matvec, rhs)
-
-    def residual(x: Any, values: list[Any]) -> Any:
-        return tree_map(lambda ax, bi: ax - bi, matvec_closed(x, values[1:]), values[0])
-
-    def run(values: list[Any]) -> Any:
-        return solve(lambda x: matvec_closed(x, values[1:]), values[0])
-
-    def adjoint(vecmat: Callable[[Any], Any], ct: Any) -> Any:
-        solver = solve if transpose_solve is None and symmetric else transpose_solve
-        if solver is None:
-            raise TypeError("lax.custom_linear_solve: reverse-mode differentiation needs transpose_solve (or "
-                            "symmetric=True)")
-        result: Any = solver(vecmat, ct)
-        return result[0] if has_aux else result  # the auxiliary output has no part in the derivative
-
-    return _implicit(residual, [rhs, *consts], run, adjoint, has_aux, "lax.custom_linear_solve")
+    op = "lax.custom_linear_solve"
+    if transpose_solve is None and symmetric:
+        transpose_solve = solve
+    rhs = _settled(matvec, b)
+    space = [_placeholders(rhs)]
+    subs = [_staged(op, "matvec", matvec, space, rhs, False),
+            _staged(op, "solve", lambda r: solve(matvec, r), space, rhs, has_aux)]
+    if transpose_solve is solve and symmetric:  # Aᵀ = A, solved by solve: the same subgraphs serve
+        subs += subs
+    elif transpose_solve is not None:
+        vecmat = matvec if symmetric else _transposed(matvec)
+        transposer = transpose_solve
+        subs += [subs[0] if symmetric else _staged(op, "the transpose of matvec", vecmat, space, rhs, False),
+                 _staged(op, "transpose_solve", lambda r: transposer(vecmat, r), space, rhs, has_aux)]
+    graphs, consts = _shared_consts(subs)
+    outs = L.linear_solve(_leaf_atoms(rhs), consts, matvec=graphs[0], solve=graphs[1], transposed=tuple(graphs[2:]))
+    return subs[1].outputs(outs)
