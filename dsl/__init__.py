@@ -21,12 +21,13 @@ from .tensor import Tensor
 from .batching import vmap
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
+from .callbacks import io_callback, pure_callback
 from .checkpoint import checkpoint
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
 from .spmd import pmap
 from . import numpy
-from . import lax, nn, optim, random, scipy, tree, tree_util
+from . import debug, lax, nn, optim, random, scipy, tree, tree_util
 from . import tensor as _tensor
 
 # Tensor's operators forward to the op library, which is defined in terms of Tensor.
@@ -46,4 +47,5 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum",
+    "debug", "io_callback", "pure_callback",
 ]

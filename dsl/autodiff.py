@@ -24,6 +24,7 @@ from .staging.builder import inline, is_staging
 from .staging.errors import TransformError
 from .staging.ir import Atom, Aval, literal
 from .staging.primitives import structural as S
+from .staging.primitives.callback import replaying
 from .staging.source import user_location
 from .staging.transforms.jvp import jvp_graph
 from .staging.transforms.vjp import vjp_graph, vjp_inline
@@ -401,7 +402,8 @@ def linearize(fun: Callable[..., A], *primals: Any) -> tuple[A, Callable[..., A]
 
     def f_jvp(*tangents: Any) -> A:
         staged = lambda p, t: _jvp_staged(fun, tuple(p), tuple(t), "linearize")  # noqa: E731
-        return _run("linearize", staged, tuple(primals), tuple(tangents))[1]  # type: ignore[no-any-return]
+        with replaying():  # ``fun``'s effects ran with ``out``
+            return _run("linearize", staged, tuple(primals), tuple(tangents))[1]  # type: ignore[no-any-return]
 
     return out, f_jvp
 
@@ -445,7 +447,8 @@ def vjp(fun: Callable[[Unpack[Ts]], A], *primals: Unpack[Ts]) -> tuple[A, Callab
     out = _call(fun, primals)
 
     def vjp_fn(ct: A) -> tuple[Unpack[Ts]]:
-        return _run("vjp", lambda p, c: _vjp_staged(fun, tuple(p), c), primals, ct)  # type: ignore[no-any-return]
+        with replaying():  # ``fun``'s effects ran with ``out``
+            return _run("vjp", lambda p, c: _vjp_staged(fun, tuple(p), c), primals, ct)  # type: ignore[no-any-return]
 
     return out, vjp_fn
 

@@ -379,8 +379,10 @@ class Pmapped:
             if target is not None and not (isinstance(target, int) and -rank <= target < rank):
                 raise TransformError(f"[pmap] out_axes {target!r} is out of range for {path} ({out.aval})", None, loc)
             targets.append(None if target is None else target % rank)
-        text = emit.module_text(traced.graph, self.name, num_replicas=len(devs), platform=devs[0].platform)
-        executable = runtime.compile_replicated(text, [d.xla for d in devs])
+        text, callbacks = emit.module_text_and_callbacks(
+            traced.graph, self.name, num_replicas=len(devs), platform=devs[0].platform
+        )
+        executable = runtime.compile_replicated(text, [d.xla for d in devs], callbacks)
         compiled = _Executable(traced.graph, text, executable, devs, traced.out_tree, targets)
         self._cache[key] = compiled
         while len(self._cache) > _CACHE_SIZE:

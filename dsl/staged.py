@@ -42,6 +42,7 @@ class Staged(Generic[P, R]):
         # Per dynamic leaf: the values a Python int argument must take not to wrap in the arrays it meets.
         self.int_ranges = traced.int_ranges
         self._module_text: dict[str, str] = {}  # by platform
+        self._host_callbacks: dict[str, list[Any]] = {}  # by platform: the Python callbacks its module calls
         self.lapack_dependent: set[str] = set()  # platforms whose module text followed lapack.set_enabled's choice
 
     @property
@@ -65,10 +66,13 @@ class Staged(Generic[P, R]):
         if text is None:
             asked = lapack.times_asked()
             try:
-                text = emit.module_text(self.graph, self.program.name, self._donated_inputs(), platform=platform)
+                text, callbacks = emit.module_text_and_callbacks(
+                    self.graph, self.program.name, self._donated_inputs(), platform=platform
+                )
             except ValueError as exc:  # an array too big for XLA
                 raise ValueError(f"{self.program.name}: {exc}") from None
             self._module_text[platform] = text
+            self._host_callbacks[platform] = callbacks
             if lapack.times_asked() != asked:
                 self.lapack_dependent.add(platform)
         return text
@@ -103,7 +107,8 @@ class Staged(Generic[P, R]):
         target = default_device() if device is None else as_device(device)
         text = self.stablehlo(target.platform)
         options = backend.compile_options(compiler_options)
-        executable, from_disk = backend.compile_module_cached(text, [target.xla], options)
+        callbacks = self._host_callbacks[target.platform]
+        executable, from_disk = backend.compile_module_cached(text, [target.xla], options, callbacks)
         compiled = Compiled(self, executable, target, text)
         compiled.from_disk_cache = from_disk
         compiled.lapack_dependent = target.platform in self.lapack_dependent
@@ -129,7 +134,8 @@ class Compiled(Generic[P, R]):
         self._expected = staged.signature.avals
         in_layouts = tuple((a.dtype, a.shape) for a in self.in_avals)
         self._handlers = [runtime.result_handler(a.shape, a.dtype, device.xla) for a in self.out_avals]
-        self._execute = executable.execute_sharded
+        callbacks = staged._host_callbacks.get(device.platform, [])
+        self._execute = _raising_callback_failures(executable.execute_sharded, callbacks)
         self._validated: set[Hashable] = set()  # fast-path keys (dispatch.py) of calls that passed the checks
         # Set by every run; the owning Program's cache eviction reads and clears it (a list: see _runner).
         self._used = [False]
@@ -236,6 +242,24 @@ class Compiled(Generic[P, R]):
 
 _Run = Callable[[Sequence[Any]], Any]
 _RunBuffers = Callable[[list[Any], Sequence[Any]], Any]
+
+
+def _raising_callback_failures(execute: Callable[[list[Any]], Any], callbacks: Sequence[Any]) -> Any:
+    """``execute``, raising a host callback's own exception where XLA reports its failure as a runtime error."""
+    if not callbacks:
+        return execute
+
+    def run(buffers: list[Any]) -> Any:
+        try:
+            return execute(buffers)
+        except Exception:
+            for callback in callbacks:
+                failure = callback.take_failure()
+                if failure is not None:
+                    raise failure from None
+            raise
+
+    return run
 
 
 def _runner(

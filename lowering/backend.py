@@ -103,14 +103,20 @@ def compile_options(overrides: CompilerOptions | None = None) -> Any:
     return options
 
 
-def compile_module(text: str, devices: Sequence[Any], options: Any | None = None) -> Any:
+def compile_module(
+    text: str, devices: Sequence[Any], options: Any | None = None, host_callbacks: Sequence[Any] = ()
+) -> Any:
     """Compile StableHLO text for ``devices``, through the persistent executable cache when it is enabled."""
-    executable, _ = compile_module_cached(text, devices, options)
+    executable, _ = compile_module_cached(text, devices, options, host_callbacks)
     return executable
 
 
-def compile_module_cached(text: str, devices: Sequence[Any], options: Any | None = None) -> tuple[Any, bool]:
-    """``(executable, loaded_from_disk)``."""
+def compile_module_cached(
+    text: str, devices: Sequence[Any], options: Any | None = None, host_callbacks: Sequence[Any] = ()
+) -> tuple[Any, bool]:
+    """``(executable, loaded_from_disk)``. ``host_callbacks``: the Python functions the module's callback ops
+    call, by index (``emit.module_text_and_callbacks``); such a module never goes through the disk cache, whose
+    bytes could not hold them."""
     device_list = xc.DeviceList(tuple(devices))
     opts = options if options is not None else xc.CompileOptions()
     if len(devices) == 1 and opts.num_replicas == 1 and opts.num_partitions == 1:
@@ -120,6 +126,8 @@ def compile_module_cached(text: str, devices: Sequence[Any], options: Any | None
 
     def compile() -> Any:
         try:
+            if host_callbacks:  # only jaxlib's parsed-module overload takes callbacks
+                return client.compile_and_load(_parsed(text), device_list, opts, host_callbacks=list(host_callbacks))
             return client.compile_and_load(text, device_list, opts)
         except RuntimeError as exc:  # XLA's own error type; an option it refuses is the caller's mistake
             message = str(exc)
@@ -127,4 +135,29 @@ def compile_module_cached(text: str, devices: Sequence[Any], options: Any | None
                 raise ValueError(f"compiler_options: {message.partition(': ')[2] or message}") from None
             raise
 
+    if host_callbacks:
+        return compile(), False
     return compile_cache.compile_cached(text, devices, opts, compile)
+
+
+@cache
+def _mlir_context() -> Any:
+    """An MLIR context with StableHLO and the builtin dialects, for the modules that must be parsed here."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import stablehlo
+
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    context = ir.Context()
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    stablehlo.register_dialect(context)
+    return context
+
+
+def _parsed(text: str) -> Any:
+    from jaxlib.mlir import ir
+
+    with _mlir_context():
+        return ir.Module.parse(text)

@@ -169,8 +169,14 @@ _SCALAR_BROADCAST = "broadcast_dimensions = array<i64>"
 class Emitter:
     """Accumulates the body of one function; nested regions share the SSA counter."""
 
-    def __init__(self, counter: list[int] | None = None, indent: str = "    ", platform: str = "cpu") -> None:
+    def __init__(
+        self, counter: list[int] | None = None, indent: str = "    ", platform: str = "cpu",
+        host_callbacks: list[Any] | None = None,
+    ) -> None:
         self.lines: list[str] = []
+        # The module's Python callbacks (shared with nested regions): a callback op names its index here, and
+        # the list goes to the compiler with the module.
+        self.host_callbacks: list[Any] = host_callbacks if host_callbacks is not None else []
         self.platform = platform  # the platform compiled for: lowering rules may pick kernels by it
         self.counter = counter if counter is not None else [0]
         self.indent = indent
@@ -283,7 +289,7 @@ class Emitter:
         return self.shared_constant(props, aval)
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
-        inner = Emitter(self.counter, self.indent + "    ", self.platform)
+        inner = Emitter(self.counter, self.indent + "    ", self.platform, self.host_callbacks)
         inner.loc, inner.source = self.loc, self.source
         args = [Value(inner.fresh(), a, tensor_type(a)) for a in arg_avals]
         results = body(inner, args)
@@ -460,11 +466,21 @@ def module_text(
     """The StableHLO module for ``graph`` with a public ``@main`` taking the graph inputs in order
     (``num_replicas`` > 1: one SPMD replica per device, as ``pmap`` compiles it), for ``platform`` ('cpu' or
     'gpu': some rules call that platform's kernels, e.g. LAPACK on CPU)."""
+    return module_text_and_callbacks(graph, name, donated, num_replicas, platform)[0]
+
+
+def module_text_and_callbacks(
+    graph: Graph, name: str = "tensorstage", donated: Sequence[int] = (), num_replicas: int = 1,
+    platform: str = "cpu",
+) -> tuple[str, list[Any]]:
+    """``module_text(...)`` and the Python callbacks its callback ops call, by index: the compiler needs both."""
     with gc_paused():
         return _module_text(graph, name, donated, num_replicas, platform)
 
 
-def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: int, platform: str) -> str:
+def _module_text(
+    graph: Graph, name: str, donated: Sequence[int], num_replicas: int, platform: str
+) -> tuple[str, list[Any]]:
     emitter = Emitter(platform=platform)
     args = [_new_value((f"%arg{i}", v.aval, tensor_type(v.aval))) for i, v in enumerate(graph.inputs)]
     outs = emitter.graph_body(graph, args)
@@ -487,7 +503,7 @@ def _module_text(graph: Graph, name: str, donated: Sequence[int], num_replicas: 
         f"  func.func public @main({params}) -> ({results}) {{"
     )
     # One join builds the whole text: each concatenation of a large module would copy (and fault in) it again.
-    return "\n".join([header, *emitter.lines, "  }\n}\n"])
+    return "\n".join([header, *emitter.lines, "  }\n}\n"]), emitter.host_callbacks
 
 
 def _donation_aliases(graph: Graph, donated: set[int]) -> dict[int, int]:

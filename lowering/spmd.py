@@ -26,13 +26,14 @@ from . import backend, runtime
 _LAUNCH = threading.Lock()
 
 
-def compile_replicated(text: str, devices: Sequence[Any]) -> Any:
-    """Compile a ``num_replicas = len(devices)`` module; replica r runs on ``devices[r]``."""
+def compile_replicated(text: str, devices: Sequence[Any], host_callbacks: Sequence[Any] = ()) -> Any:
+    """Compile a ``num_replicas = len(devices)`` module; replica r runs on ``devices[r]`` (``host_callbacks``: as
+    ``backend.compile_module``'s)."""
     options = xc.CompileOptions()
     options.num_replicas = len(devices)
     ids = np.asarray([[d.id] for d in devices], dtype=np.int32)
     options.device_assignment = xc.DeviceAssignment.create(ids)
-    return backend.compile_module(text, devices, options)
+    return backend.compile_module(text, devices, options, host_callbacks)
 
 
 def _tiled(devices: tuple[Any, ...], rank: int) -> Any:

@@ -7,12 +7,13 @@ from itertools import chain
 from operator import attrgetter
 
 from .ir import Atom, Graph, Var
+from .primitive import equation_has_effects
 
 _OUTPUTS = attrgetter("outputs")
 
 
 def dce(graph: Graph) -> Graph:
-    """Drop equations whose outputs are never used (primitives have no side effects)."""
+    """Drop equations whose outputs are never used, but for effectful ones (host callbacks that print, say)."""
     return _dce(graph)[0]
 
 
@@ -23,7 +24,7 @@ def _dce(graph: Graph) -> tuple[Graph, set[Atom]]:
     live: set[Atom] = set(graph.outputs)
     kept = []
     for eqn in reversed(graph.eqns):
-        if not live.isdisjoint(eqn.outputs):
+        if not live.isdisjoint(eqn.outputs) or equation_has_effects(eqn):  # asked of dead equations only
             kept.append(eqn)
             live.update(eqn.inputs)
     if len(kept) == len(graph.eqns):

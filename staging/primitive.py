@@ -19,6 +19,9 @@ ones each transform needs):
 - ``axis_batch(args, dims, size, **params) -> (outs, out_dims)``: vmap rule for an equation that uses the walked
   axis (``uses_axis``), of ``size`` members; called instead of ``batch``, even when no arg is batched. A
   collective over the vmapped axis becomes a reduction over the batch axis. Required with ``uses_axis``.
+- ``effectful`` (a flag, not a rule): the equation runs for an effect outside the program (a host callback that
+  prints or writes), so dead-code elimination keeps it though nothing reads its results, and loop-invariant
+  hoisting leaves it in its loop; so does an equation whose nested graphs (``graph_params``) hold one.
 - ``lower``: registered from ``tensorstage.lowering`` keyed by the primitive; staging never imports lowering.
 """
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from .ir import Aval, Graph
+from .ir import Aval, Equation, Graph
 
 ShapeRule = Callable[..., "Aval | tuple[Aval, ...]"]
 Rule = Callable[..., Any]
@@ -37,12 +40,17 @@ AxisUse = Callable[[Mapping[str, Any], str], bool]
 class Primitive:
     __slots__ = (
         "name", "multiple_results", "shape", "jvp", "vjp", "vjp_forward", "batch", "uses_axis", "axis_batch",
-        "differentiable",
+        "differentiable", "effectful", "graph_params",
     )
 
-    def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True) -> None:
+    def __init__(
+        self, name: str, *, multiple_results: bool = False, differentiable: bool = True, effectful: bool = False
+    ) -> None:
         self.name = name
         self.multiple_results = multiple_results
+        self.effectful = effectful
+        # The params holding nested graphs (a Graph or a tuple of them): branches, loop bodies, called functions.
+        self.graph_params: tuple[str, ...] = ()
         # False for primitives whose outputs are never differentiable (integer or boolean outputs only).
         self.differentiable = differentiable
         self.shape: ShapeRule | None = None
@@ -99,6 +107,20 @@ def graph_uses_axis(graph: Graph, axis_name: str) -> bool:
     """Whether any equation of ``graph`` uses the mapped axis ``axis_name``, as its primitive says (for the
     ``uses_axis`` rule of primitives that carry nested graphs)."""
     return any(equation_uses_axis(eqn.primitive, eqn.params, axis_name) for eqn in graph.eqns)
+
+
+def equation_has_effects(eqn: Equation) -> bool:
+    """Whether running ``eqn`` has an effect: its primitive is effectful, or a nested graph holds an equation
+    that has one (a print in a loop body), so dead-code elimination must keep it."""
+    prim = eqn.primitive
+    if prim.effectful:
+        return True
+    for key in prim.graph_params:
+        value = eqn.params[key]
+        for graph in value if isinstance(value, tuple) else (value,):
+            if any(equation_has_effects(e) for e in graph.eqns):
+                return True
+    return False
 
 
 REGISTRY: Final[dict[str, Primitive]] = {}

@@ -26,6 +26,7 @@ COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "stop_gradient", "no_
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py checks their JVP/VJP rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
+COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}  # no derivative (a clear error): tests/test_callbacks.py
 # Differentiable in their second operand only (the first is a TransformError): tests/test_scipy_special.py
 COVERED_ELSEWHERE |= {"zeta", "igamma_grad_a", "betainc"}
 # Not differentiable (as in JAX): tests/test_scipy_linalg_more.py checks the TransformError.

@@ -204,6 +204,8 @@ NO_OPERANDS = {"iota"}
 PENDING: set[str] = set()
 # Collectives batch only under vmap(..., axis_name=...): tests/test_pmap.py covers their batching rules.
 COVERED_ELSEWHERE = {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
+# Host callbacks batch on the host, by their vmap_method: tests/test_callbacks.py.
+COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}
 
 
 def _custom_cases() -> None:

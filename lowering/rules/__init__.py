@@ -17,5 +17,6 @@ from . import lu
 from . import special
 from . import schur
 from . import linear_solve  # custom_linear_solve and custom_root
+from . import callback  # pure_callback, io_callback
 
-__all__ = ["autodiff", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]
+__all__ = ["autodiff", "callback", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]

@@ -25,7 +25,7 @@ from ..builder import building, current_loc, inline
 from ..dce import dce
 from ..errors import DTypeError, ShapeError, TransformError
 from ..ir import Atom, Aval, DimName, Graph, Var, literal
-from ..primitive import Primitive
+from ..primitive import Primitive, equation_has_effects
 from ..shapes import describe
 from ..zeros import MaybeZero, Zero, has_tangent
 from . import elementwise as E
@@ -457,7 +457,7 @@ class _ScanVJP:
         invariant = {id(v) for v in primal_ins[:num_consts]}
         hoistable = []
         for eqn in fwd_eqns:
-            if all(not isinstance(a, Var) or id(a) in invariant for a in eqn.inputs):
+            if not equation_has_effects(eqn) and all(not isinstance(a, Var) or id(a) in invariant for a in eqn.inputs):
                 invariant.update(id(v) for v in eqn.outputs)
                 hoistable.append(eqn)
         # Consts and xs the backward step reads are passed to it directly; everything else is stacked per step.

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from ..builder import bind
 from ..ir import Atom, Aval, Graph, Var
-from ..primitive import Primitive
+from ..primitive import Primitive, equation_has_effects
 from ..zeros import MaybeZero, Zero, has_tangent
 from .subgraph_edits import Replacing, batch_size_and_name, bind_control, check_inputs, def_nested_axis_rules, nonzero
 
@@ -114,8 +114,15 @@ def _checkpoint_vjp(
         for i in ct_at:
             cts[i] = next(fenced)
     in_wants = [w and has_tangent(a.aval) for w, a in zip(wants, primals)]
-    _, in_cts = vjp_emit(fun, ins, cts, in_wants)
+    _, in_cts = vjp_emit(_without_effects(fun), ins, cts, in_wants)
     return in_cts
+
+
+def _without_effects(graph: Graph) -> Graph:
+    """``graph`` less the equations run only for their effect (a debug print): the recomputation must not repeat
+    them, the checkpointed call already ran them."""
+    kept = [e for e in graph.eqns if e.outputs or not equation_has_effects(e)]
+    return graph if len(kept) == len(graph.eqns) else Graph(graph.inputs, kept, graph.outputs)
 
 
 @checkpoint_call_p.def_batch

@@ -106,6 +106,7 @@ def def_nested_axis_rules(prim: Primitive, *graph_params: str) -> None:
 
     if prim.batch is None:
         raise AssertionError(f"define the batch rule of {prim.name} before its nested axis rules")
+    prim.graph_params = graph_params
     prim.def_uses_axis(uses)
     prim.def_axis_batch(prim.batch)
 

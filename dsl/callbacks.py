@@ -1,0 +1,146 @@
+"""Host callbacks: ``pure_callback`` and ``io_callback`` call Python from inside a staged program, on NumPy arrays.
+
+JAX's semantics: ``pure_callback(f, result_shape_dtypes, *args, vmap_method=..., **kwargs)`` computes
+``f(*args, **kwargs)`` on the host for a pure ``f`` (the compiler may drop or repeat the call), with results of
+the declared shapes and dtypes; ``io_callback`` runs ``f`` for its effect too (it is never dropped and runs once
+per program execution). Array-like leaves of the arguments (staged tensors, arrays, NumPy arrays, Python numbers)
+reach ``f`` as NumPy arrays; other leaves (strings, None) as they are. Outside staging both call ``f`` at once.
+
+Deliberate differences from JAX: callbacks run on CPU programs only (lowering for a GPU raises); ``sharding`` is
+not accepted; ``ordered=True`` raises: nothing sequences effects beyond the data dependences between them (XLA:CPU
+has run independent callbacks in program order in every test, but does not promise it). A callback's exception, or results of other types than declared, raise when the program runs, with
+the callback's name and the line that staged it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
+
+import numpy as np
+from typing_extensions import TypeVarTuple, Unpack
+
+from . import pytree
+from .array import Array, asarray
+from .dtypes import DType
+from .staging import dtypes as _dt
+from .staging.builder import is_staging
+from .staging.ir import Aval, SourceLoc
+from .staging.primitives import callback as C
+from .staging.source import user_location
+from .subgraph import function_name
+from .tensor import Tensor, Traced
+from .trace import to_atom, wrap
+
+DT = TypeVar("DT", bound=DType)
+S = TypeVarTuple("S")
+
+_ARRAY_LEAVES = (Traced, Array, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _result_avals(op: str, tree: Any, loc: SourceLoc | None) -> tuple[tuple[Aval, ...], pytree.TreeDef]:
+    leaves, treedef = pytree.flatten(tree)
+    avals = []
+    for leaf in leaves:
+        shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+        if shape is None or dtype is None:
+            raise TypeError(
+                f"{op}: result_shape_dtypes leaves need .shape and .dtype (ts.Spec, an array), got "
+                f"{type(leaf).__name__} {leaf!r:.60}" + (f"\n  at {loc}" if loc is not None else "")
+            )
+        dims = getattr(getattr(leaf, "aval", None), "dims", None)
+        avals.append(Aval(tuple(int(n) for n in shape), _dt.canonical(dtype), dims))
+    return tuple(avals), treedef
+
+
+class _FlatCall:
+    """``fn(*args, **kwargs)`` on flat host arrays (the array-like leaves, in order), returning flat results."""
+
+    def __init__(self, fn: Callable[..., Any], treedef: pytree.TreeDef, leaves: list[Any], dynamic: list[bool],
+                 out_tree: pytree.TreeDef | None, name: str) -> None:
+        self.fn, self.treedef, self.leaves, self.dynamic = fn, treedef, leaves, dynamic
+        self.out_tree, self.name = out_tree, name
+
+    def __call__(self, *arrays: Any) -> Sequence[Any]:
+        values = iter(arrays)
+        leaves = [next(values) if d else leaf for leaf, d in zip(self.leaves, self.dynamic)]
+        args, kwargs = pytree.unflatten(self.treedef, leaves)
+        result = self.fn(*args, **kwargs)
+        if self.out_tree is None:
+            return ()
+        flat, tree = pytree.flatten(result)
+        if tree != self.out_tree:
+            raise C.CallbackError(f"{self.name} returned a value structured {tree}, but result_shape_dtypes is "
+                                  f"{self.out_tree}")
+        return flat
+
+
+def _call(
+    op: str, fn: Callable[..., Any], result_shape_dtypes: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+    vmap_method: str | None, effectful: bool, has_results: bool = True,
+) -> Any:
+    loc = user_location()
+    name = f"{op} {function_name(fn)}"
+    avals, out_tree = _result_avals(op, result_shape_dtypes, loc) if has_results else ((), None)
+    leaves, treedef = pytree.flatten((args, kwargs))
+    dynamic = [isinstance(leaf, _ARRAY_LEAVES) for leaf in leaves]
+    flat = _FlatCall(fn, treedef, leaves, dynamic, out_tree, name)
+    callback = C.HostCallback(flat, name, avals, vmap_method, loc)
+    results: list[Any]
+    if not is_staging():  # eager: call it now, with the same conversions and checks
+        arrays = [np.asarray(asarray(leaf).numpy()) for leaf, d in zip(leaves, dynamic) if d]
+        results = [asarray(r) for r in callback(*arrays)]
+    else:
+        operands = [to_atom(leaf) for leaf, d in zip(leaves, dynamic) if d]
+        bound = C.io_callback(operands, callback) if effectful else C.pure_callback(operands, callback)
+        results = [wrap(a) for a in bound]
+    return pytree.unflatten(out_tree, results) if out_tree is not None else None
+
+
+@overload
+def pure_callback(
+    callback: Callable[..., Any], result_shape_dtypes: Tensor[DT, Unpack[S]], *args: Any,
+    vmap_method: str | None = None, **kwargs: Any,
+) -> Tensor[DT, Unpack[S]]: ...
+@overload
+def pure_callback(
+    callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, vmap_method: str | None = None, **kwargs: Any
+) -> Any: ...
+def pure_callback(
+    callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, vmap_method: str | None = None, **kwargs: Any
+) -> Any:
+    """``callback(*args, **kwargs)`` computed on the host, for a pure ``callback`` returning values shaped as
+    ``result_shape_dtypes`` (a pytree of ``ts.Spec``s or arrays). ``vmap_method`` says how it batches under
+    ``vmap``: ``'sequential'`` (one call per member), ``'expand_dims'`` (one call; unbatched arguments get a
+    leading axis of size 1) or ``'broadcast_all'`` (one call; all arguments batched). Not differentiable."""
+    if vmap_method is not None and vmap_method not in C.VMAP_METHODS:
+        raise ValueError(f"pure_callback: vmap_method must be one of {', '.join(C.VMAP_METHODS)} or None, got "
+                         f"{vmap_method!r}")
+    return _call("pure_callback", callback, result_shape_dtypes, args, kwargs, vmap_method, effectful=False)
+
+
+def io_callback(
+    callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, ordered: bool = False, **kwargs: Any
+) -> Any:
+    """``callback(*args, **kwargs)`` run on the host for its effect (never dropped, once per run), returning values
+    shaped as ``result_shape_dtypes`` (None: no results). Under ``vmap`` it runs once per member, in order."""
+    _refuse_ordered("io_callback", ordered)
+    return _call("io_callback", callback, result_shape_dtypes, args, kwargs, "sequential", effectful=True,
+                 has_results=result_shape_dtypes is not None)
+
+
+def _refuse_ordered(op: str, ordered: bool) -> None:
+    if ordered:
+        raise NotImplementedError(f"{op}(ordered=True) is not supported: callbacks are sequenced only by the "
+                                  "data they pass each other")
+
+
+def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """``callback(*args, **kwargs)`` on the host for its effect, results ignored: ``ts.debug.callback``."""
+    _refuse_ordered("debug.callback", ordered)
+
+    def effect(*a: Any, **k: Any) -> None:
+        callback(*a, **k)
+
+    effect.__name__ = function_name(callback)
+    _call("debug.callback", effect, None, args, kwargs, "sequential", effectful=True, has_results=False)
