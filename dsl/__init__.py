@@ -22,6 +22,9 @@ from .batching import vmap
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
 from .callbacks import io_callback, pure_callback
+from .eval_shape import eval_shape
+from .linear_transpose import linear_transpose
+from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
 from .checkpoint import checkpoint
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
@@ -48,4 +51,9 @@ __all__ = [
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum",
     "debug", "io_callback", "pure_callback",
+    "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
+    "linear_transpose", "local_device_count", "local_devices", "remat",
 ]
+
+jacobian = jacrev  # JAX's names
+remat = checkpoint
