@@ -1,16 +1,19 @@
 """Pytrees: nested tuples, lists, dicts (also OrderedDict and defaultdict), None, namedtuples and attrs classes,
 flattened to leaves and back.
 
-A ``TreeDef`` is a hashable description of the structure, so it can key compile caches.
+A ``TreeDef`` is a hashable description of the structure, so it can key compile caches. Key paths (``SequenceKey``,
+``DictKey``, ``GetAttrKey``, ``FlattenedIndexKey``, as JAX names them) come from ``flatten_with_path``, a separate walk
+that leaves ``flatten`` (on every program call's dispatch path) as it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, NamedTuple, cast
+from typing import Any, ClassVar, NamedTuple, TypeAlias, cast
 
 import attrs
 
@@ -85,16 +88,23 @@ def register_pytree_node(
     cls: type,
     flatten_fn: Callable[[Any], tuple[Iterable[Any], Hashable]],
     unflatten_fn: Callable[[Hashable, list[Any]], Any],
+    flatten_with_keys_fn: FlattenWithKeys | None = None,
 ) -> None:
-    """Make ``cls`` a container: ``flatten_fn(x) -> (children, aux)``, ``unflatten_fn(aux, children) -> x``."""
+    """Make ``cls`` a container: ``flatten_fn(x) -> (children, aux)``, ``unflatten_fn(aux, children) -> x``;
+    ``flatten_with_keys_fn(x) -> ([(key, child), ...], aux)``, if given, names the children in key paths."""
     if not isinstance(cls, type):
         raise TypeError(f"register_pytree_node: cls must be a class, got {cls!r}")
-    if not callable(flatten_fn) or not callable(unflatten_fn):
+    given = (flatten_fn, unflatten_fn, *([] if flatten_with_keys_fn is None else [flatten_with_keys_fn]))
+    if not all(map(callable, given)):
         raise TypeError(
-            f"register_pytree_node({cls.__name__}): flatten_fn and unflatten_fn must be callables, got "
-            f"{flatten_fn!r} and {unflatten_fn!r}"
+            f"register_pytree_node({cls.__name__}): the flatten and unflatten functions must be callables, got "
+            + " and ".join(map(repr, given))
         )
     _CUSTOM[cls] = (flatten_fn, unflatten_fn)
+    if flatten_with_keys_fn is None:
+        _KEYED.pop(cls, None)
+    else:
+        _KEYED[cls] = flatten_with_keys_fn
     _PLAIN_LEAF_TYPES.discard(cls)  # so the set never holds a container type (``_flatten``'s fast path trusts it)
 
 
@@ -303,4 +313,163 @@ def leaf_paths(treedef: TreeDef, root: str) -> list[str]:
                 walk(child, path + name)
 
     walk(treedef, root)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ key paths
+# JAX's key-path API. Nothing here is on the dispatch path: paths are found by a separate walk, one node at a time,
+# that reuses ``_flatten`` for each node (so its TreeDefs equal ``flatten``'s), never by changing ``flatten``.
+
+
+class _Entry:
+    """A key entry of one field, which ``_template`` formats as ``keystr`` shows it."""
+
+    __slots__ = ()
+    _template: ClassVar[str]
+
+    def __str__(self) -> str:
+        return self._template.format(*[getattr(self, f.name) for f in dataclasses.fields(cast(Any, self))])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SequenceKey(_Entry):
+    """The key of a tuple's or list's child: ``[idx]``."""
+
+    idx: int
+    _template: ClassVar[str] = "[{}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DictKey(_Entry):
+    """The key of a dict's (OrderedDict's, defaultdict's) child: ``['key']``."""
+
+    key: Hashable
+    _template: ClassVar[str] = "[{!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GetAttrKey(_Entry):
+    """The key of a namedtuple's, attrs class's or registered dataclass's field: ``.name``."""
+
+    name: str
+    _template: ClassVar[str] = ".{}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FlattenedIndexKey(_Entry):
+    """The key of a child of a class registered without keys: its index among the children."""
+
+    key: int
+    _template: ClassVar[str] = "[<flat index {}>]"
+
+
+# One step of a path: one of the four classes above, or what a ``register_pytree_with_keys`` flatten gives.
+KeyEntry: TypeAlias = Hashable
+KeyPath: TypeAlias = tuple[KeyEntry, ...]
+FlattenWithKeys: TypeAlias = Callable[[Any], tuple[Iterable[tuple[KeyEntry, Any]], Hashable]]
+
+_KEYED: dict[type, FlattenWithKeys] = {}  # the classes registered with keys
+
+
+def register_pytree_with_keys(
+    nodetype: type,
+    flatten_with_keys: FlattenWithKeys,
+    unflatten_func: Callable[[Hashable, list[Any]], Any],
+    flatten_func: Callable[[Any], tuple[Iterable[Any], Hashable]] | None = None,
+) -> None:
+    """``register_pytree_node`` with keys: ``flatten_with_keys(x) -> ([(key, child), ...], aux)``; ``flatten_func``
+    (the same children and aux, without keys) defaults to one made from it."""
+
+    def without_keys(tree: Any) -> tuple[list[Any], Hashable]:
+        pairs, aux = flatten_with_keys(tree)
+        return [child for _, child in pairs], aux
+
+    register_pytree_node(nodetype, flatten_func or without_keys, unflatten_func, flatten_with_keys)
+
+
+def is_node_type(cls: type) -> bool:
+    """Whether ``flatten`` opens instances of ``cls`` (the rules of ``_flatten``, for a class)."""
+    return (
+        cls in _CUSTOM
+        or cls in (tuple, list, dict, OrderedDict, defaultdict, type(None))
+        or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+        or attrs.has(cls)
+    )
+
+
+def child_keys(node: TreeDef) -> tuple[KeyEntry, ...]:
+    """The key of each child of ``node`` (a class registered with keys excepted: its keys come from the value)."""
+    if node.kind in _DICT_KINDS:
+        return tuple([DictKey(key) for key in dict_keys(node)])
+    if node.kind == "namedtuple":
+        return tuple([GetAttrKey(name) for name in cast(Any, node.aux)._fields])
+    if node.kind == "attrs":
+        return tuple([GetAttrKey(name) for name in cast(tuple[Any, Any], node.aux)[1]])
+    if node.kind == "custom":
+        return tuple([FlattenedIndexKey(i) for i in range(len(node.children))])
+    return tuple([SequenceKey(i) for i in range(len(node.children))])
+
+
+def flatten_one_level(tree: Any) -> tuple[list[Any], TreeDef]:
+    """The children of ``tree`` and its node (a TreeDef with a leaf per child); a leaf gives ``([tree], LEAF)``."""
+    children: list[Any] = []
+    node = _flatten(tree, children, lambda x: x is not tree)
+    return children, node
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[KeyEntry, Any]], TreeDef]:
+    """``flatten_one_level`` with each child's key; a leaf gives ``([], LEAF)``."""
+    keyed = _KEYED.get(type(tree))
+    if keyed is None:
+        children, node = flatten_one_level(tree)
+        return list(zip(child_keys(node), children)), node
+    try:
+        pairs, aux = keyed(tree)
+        pairs = [(key, child) for key, child in pairs]
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"pytree: the flatten_with_keys registered for {type(tree).__name__} must return "
+            f"([(key, child), ...], aux): {exc}"
+        ) from None
+    return pairs, _new_treedef(("custom", (type(tree), aux), (LEAF,) * len(pairs)))
+
+
+def flatten_with_path(
+    tree: Any, is_leaf: Callable[[KeyPath, Any], bool] | None = None
+) -> tuple[list[tuple[KeyPath, Any]], TreeDef]:
+    """``flatten`` with the key path of each leaf; ``is_leaf(path, x)`` stops the walk at ``x``."""
+    out: list[tuple[KeyPath, Any]] = []
+
+    def walk(x: Any, path: KeyPath) -> TreeDef:
+        if is_leaf is not None and is_leaf(path, x):
+            out.append((path, x))
+            return LEAF
+        pairs, node = flatten_one_level_with_keys(x)
+        if node.kind == "leaf":
+            out.append((path, x))
+            return LEAF
+        return _new_treedef((node.kind, node.aux, tuple([walk(child, (*path, key)) for key, child in pairs])))
+
+    treedef = walk(tree, ())
+    return out, treedef
+
+
+def flatten_up_to(treedef: TreeDef, tree: Any, what: str) -> list[Any]:
+    """The subtrees of ``tree`` at the leaves of ``treedef``, which must be a prefix of ``tree``'s structure
+    (``what`` names the tree in the error)."""
+    out: list[Any] = []
+
+    def walk(node: TreeDef, x: Any, path: str) -> None:
+        if node.kind == "leaf":
+            out.append(x)
+            return
+        children, found = flatten_one_level(x)
+        if found.kind != node.kind or found.aux != node.aux or len(found.children) != len(node.children):
+            raise ValueError(
+                f"{what}{path}: expected {_describe(node)} (the prefix structure {treedef!r}), found {_describe(found)}"
+            )
+        for name, child_node, child in zip(_child_names(node), node.children, children):
+            walk(child_node, child, path + name)
+
+    walk(treedef, tree, "")
     return out
