@@ -27,7 +27,7 @@ from .linear_transpose import linear_transpose
 from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
 from .checkpoint import checkpoint
 from .control_flow import cond, fori_loop, scan, switch, while_loop
-from .collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
+from .collectives import all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter
 from .spmd import pmap
 from . import numpy
 from . import debug, lax, nn, optim, random, scipy, tree, tree_util
@@ -49,7 +49,7 @@ __all__ = [
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
-    "all_gather", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum",
+    "all_gather", "all_to_all", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter",
     "debug", "io_callback", "pure_callback",
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",

@@ -6,6 +6,7 @@ from .prelude.lax.convolution import *  # noqa: F403
 from .prelude.lax.convolution_more import *  # noqa: F403
 from .prelude.lax.elementwise import *  # noqa: F403
 from .prelude.lax.extras import *  # noqa: F403
+from .prelude.lax.extras_more import *  # noqa: F403
 from .prelude.lax.gather_scatter import *  # noqa: F403
 from .prelude.lax.implicit import *  # noqa: F403
 from .prelude.lax.padding import *  # noqa: F403

@@ -621,3 +621,23 @@ def _implicit_cases() -> None:
 
 
 _implicit_cases()
+
+
+# rng_bit_generator: XLA's bits for one key, as jax.lax.rng_bit_generator gives them (jax 0.10.2, any platform).
+_RNG_KEY = np.array([0x12345678, 9, 0xDEADBEEF, 42], np.uint32)
+_RNG_BITS = {
+    ("RNG_THREE_FRY", "uint32"): ([305419896, 9, 3735928562, 42],
+                                  [[3556024339, 1716780924, 2264123041], [1877768342, 846148674, 1817858453]]),
+    ("RNG_THREE_FRY", "uint8"): ([305419896, 9, 3735928562, 42], [[19, 124, 161], [150, 66, 149]]),
+    ("RNG_PHILOX", "uint32"): ([305419896, 9, 3735928561, 42],
+                               [[3284314601, 2878287431, 2683994285], [2169134415, 2295385059, 3732548601]]),
+    ("RNG_PHILOX", "uint8"): ([305419896, 9, 3735928561, 42], [[233, 71, 173], [79, 227, 249]]),
+}
+CASES["rng_bit_generator"] = [
+    Case(lambda rng, dtype: [_RNG_KEY.copy()],
+         lambda key, **p: tuple(np.array(v, p["dtype"] if i else np.uint32)
+                                for i, v in enumerate(_RNG_BITS[(p["algorithm"], p["dtype"].name)])),
+         {"shape": (2, 3), "dtype": np.dtype(dtype), "algorithm": algorithm}, dtypes=("uint32",),
+         label=f"{algorithm}-{dtype}")
+    for (algorithm, dtype) in _RNG_BITS
+]

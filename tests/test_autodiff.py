@@ -25,6 +25,7 @@ from primitive_cases import CASES, EIG_RUNS, Case
 COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "stop_gradient", "no_derivative", "cond", "while", "scan"}
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py checks their JVP/VJP rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
+COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_more.py
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}  # no derivative (a clear error): tests/test_callbacks.py
 # Differentiable in their second operand only (the first is a TransformError): tests/test_scipy_special.py

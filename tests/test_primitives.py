@@ -19,6 +19,7 @@ from primitive_cases import CASES, Case
 COVERED_ELSEWHERE = {"custom_vjp_call", "custom_jvp_call", "cond", "while", "scan", "stop_gradient", "no_derivative"}
 # Collectives need a named mapped axis (pmap/vmap): tests/test_pmap.py covers their forward, grad and vmap rules.
 COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
+COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_more.py
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}  # tests/test_callbacks.py: they call Python functions
 

@@ -204,6 +204,7 @@ NO_OPERANDS = {"iota"}
 PENDING: set[str] = set()
 # Collectives batch only under vmap(..., axis_name=...): tests/test_pmap.py covers their batching rules.
 COVERED_ELSEWHERE = {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_index"}
+COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_more.py
 # Host callbacks batch on the host, by their vmap_method: tests/test_callbacks.py.
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}
 
@@ -308,6 +309,12 @@ CASES["fft"] = [
     Case(ops(complex_normal(2, 3, 4)), {"fft_type": "IFFT", "fft_length": (3, 4)}),
     Case(ops(normal(3, 6)), {"fft_type": "RFFT", "fft_length": (6,)}),
     Case(ops(complex_normal(2, 4)), {"fft_type": "IRFFT", "fft_length": (7,)}),
+]
+# One generator per key of the batch (tests/test_lax_extras_more.py checks the bits against jax's).
+CASES["rng_bit_generator"] = [
+    Case(ops(lambda rng: rng.integers(0, 2**32, size=4, dtype=np.uint32)),
+         {"shape": (2, 3), "dtype": np.dtype(np.uint32), "algorithm": algorithm})
+    for algorithm in ("RNG_THREE_FRY", "RNG_PHILOX")
 ]
 
 

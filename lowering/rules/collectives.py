@@ -1,7 +1,8 @@
 """StableHLO for collectives in a replica-style SPMD module (``mhlo.num_replicas = n``, one replica per device).
 
-psum/pmax/pmin -> ``all_reduce`` with a scalar combiner region; all_gather -> ``all_gather``; ppermute ->
-``collective_permute``; axis_index -> ``replica_id``. The replica group is the whole mapped axis.
+psum/pmax/pmin -> ``all_reduce`` with a scalar combiner region; all_gather -> ``all_gather``; psum_scatter ->
+``reduce_scatter`` with an add region; all_to_all -> ``all_to_all``; ppermute -> ``collective_permute``;
+axis_index -> ``replica_id``. The replica group is the whole mapped axis.
 """
 
 from __future__ import annotations
@@ -69,6 +70,37 @@ def _all_gather(
         x = em.op("stablehlo.reshape", [x], [Aval(shape, x.aval.dtype)])[0]
     props = f"all_gather_dim = {axis} : i64, {replica_groups(axis_size)}"
     return em.op("stablehlo.all_gather", [x], outs, props)
+
+
+@lowers(C.psum_scatter_p)
+def _psum_scatter(
+    em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis_name: str, axis_size: int,
+    scatter_dimension: int, tiled: bool,
+) -> list[Value]:
+    (x,) = args
+    if 0 in x.aval.shape:
+        return _zeros(em, outs[0])
+    d = scatter_dimension
+    shape = x.aval.shape
+    block = Aval((*shape[:d], shape[d] // axis_size, *shape[d + 1:]), x.aval.dtype)
+    body = em.binary_region("stablehlo.add", Aval((), x.aval.dtype))
+    props = f"scatter_dimension = {d} : i64, {replica_groups(axis_size)}"
+    mine = em.op("stablehlo.reduce_scatter", [x], [block], props, [body])
+    # untiled: the one slice per member drops its unit axis
+    return mine if tiled else em.op("stablehlo.reshape", mine, outs)
+
+
+@lowers(C.all_to_all_p)
+def _all_to_all(
+    em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis_name: str, axis_size: int, split_axis: int,
+    concat_axis: int,
+) -> list[Value]:
+    (x,) = args
+    if 0 in x.aval.shape:
+        return _zeros(em, outs[0])
+    props = (f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
+             f"split_count = {axis_size} : i64, {replica_groups(axis_size)}")
+    return em.op("stablehlo.all_to_all", [x], outs, props)
 
 
 @lowers(C.ppermute_p)

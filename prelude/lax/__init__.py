@@ -4,14 +4,17 @@ lenient: no dtype promotion, no broadcasting but of rank-0 operands, XLA's seman
 the ``tensorstage`` ones under their ``lax`` names."""
 
 from ...custom_derivatives import stop_gradient
-from ...collectives import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum
+from ...collectives import all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, pshuffle, psum
+from ...collectives import psum_scatter, pswapaxes
 from ...control_flow import cond, fori_loop, scan, switch, while_loop
 from . import convolution, convolution_more, elementwise, extras, gather_scatter, implicit, linalg, padding
 from . import reductions, scans, structural, windows
+from . import extras_more
 from .convolution import *  # noqa: F403
 from .convolution_more import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .extras import *  # noqa: F403
+from .extras_more import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .implicit import *  # noqa: F403
 from .padding import *  # noqa: F403
@@ -21,9 +24,10 @@ from .structural import *  # noqa: F403
 from .windows import *  # noqa: F403
 
 __all__ = [
-    "all_gather", "axis_index", "cond", "fori_loop", "pmax", "pmean", "pmin", "ppermute", "psum", "scan",
+    "all_gather", "all_to_all", "axis_index", "cond", "fori_loop", "pmax", "pmean", "pmin", "ppermute", "pshuffle",
+    "psum", "psum_scatter", "pswapaxes", "scan",
     "linalg", "stop_gradient", "switch", "while_loop",
 ]
 for _module in (convolution, convolution_more, elementwise, extras, gather_scatter, implicit, padding, reductions, scans,
-                structural, windows):
+                structural, windows, extras_more):
     __all__ += _module.__all__

@@ -1,4 +1,5 @@
-"""Collectives over a named mapped axis: psum, pmax, pmin, all_gather, ppermute, axis_index (pmean is psum / n).
+"""Collectives over a named mapped axis: psum, pmax, pmin, all_gather, psum_scatter, all_to_all, ppermute,
+axis_index (pmean is psum / n; jax's pswapaxes and pshuffle are an all_to_all and a ppermute).
 
 Every equation carries ``axis_name`` and ``axis_size``, so shape rules, typecheck and lowering need no context.
 The public helpers below look the axis up among the frames ``pmap``/``vmap`` pushed (``staging.axes``) and fail
@@ -6,8 +7,9 @@ with the axis name when it is not bound.
 
 Semantics are per device (SPMD): each device's value is its own variable. Hence the transpose of ``psum`` is
 ``psum``: y_d = sum_k x_k for every d gives ct_x_k = sum_d ct_y_d. ``pmax``/``pmin`` route the derivative to the
-devices that attain the extremum (ties share it, as ``reduce_max`` does). ``all_gather`` transposes to a psum
-followed by each device taking its own slice; ``ppermute`` to the inverse permutation.
+devices that attain the extremum (ties share it, as ``reduce_max`` does). ``all_gather`` and ``psum_scatter``
+transpose to each other; ``all_to_all`` to the one with split and concat axes swapped; ``ppermute`` to the inverse
+permutation.
 
 Batching: every collective says it uses the axis it names (``uses_axis``). Under ``vmap(f, axis_name="i")`` the
 walker hands a collective over ``"i"`` to its ``axis_batch`` rule, even when its operand is unbatched, and that
@@ -17,7 +19,7 @@ which re-binds it on the batched operand.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +28,7 @@ from .. import dtypes
 from ..axes import lookup
 from ..builder import bind
 from ..errors import DTypeError, ShapeError
-from ..ir import Atom, Aval, literal
+from ..ir import Atom, Aval
 from ..primitive import Primitive
 from ..shapes import check_dtype
 from ..source import user_location
@@ -48,6 +50,42 @@ def _batched_size_check(x: Atom, d: int | None, size: int, axis_size: int) -> No
 def _uses_axis(params: Mapping[str, Any], axis_name: str) -> bool:
     """Every collective uses the axis its ``axis_name`` names."""
     return bool(params["axis_name"] == axis_name)
+
+
+def _def_linear(prim: Primitive, transpose: Callable[[dict[str, Any]], tuple[Primitive, dict[str, Any]]]) -> None:
+    """The rules of a collective linear in its operand: its JVP is the same collective of the tangent, its VJP
+    the transpose collective (``transpose(params)``: the primitive and its parameters) of the cotangent, and it
+    uses the axis it names."""
+
+    @prim.def_jvp
+    def jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
+        (t,) = tangents
+        return (Zero(outs[0].aval),) if isinstance(t, Zero) else (bind(prim, t, **params),)
+
+    @prim.def_vjp
+    def vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, **params: Any) -> Any:
+        (ct,) = cts
+        x = primals[0].aval
+        if isinstance(ct, Zero):
+            return (Zero(x),)
+        other, other_params = transpose(params)
+        return (S.reshape_like(bind(other, ct, **other_params), x),)
+
+    prim.def_uses_axis(_uses_axis)
+
+
+def _renamed(params: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """``params`` with the entry ``old`` under the name ``new`` (all_gather's ``axis`` is psum_scatter's
+    ``scatter_dimension``)."""
+    out = {k: v for k, v in params.items() if k != old}
+    out[new] = params[old]
+    return out
+
+
+def _stacked_copies(x: Atom, axis_size: int) -> tuple[Atom, int]:
+    """An unbatched operand of a collective over the walked axis: every member holds ``x``, so batch it as
+    ``axis_size`` copies along a new leading axis."""
+    return S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
 
 
 # --------------------------------------------------------------------------------------- psum, pmax, pmin
@@ -90,16 +128,7 @@ def _bind_psum(x: Atom, axis_name: str, axis_size: int) -> Atom:
     return bind(psum_p, x, axis_name=axis_name, axis_size=axis_size)  # type: ignore[no-any-return]
 
 
-@psum_p.def_jvp
-def _psum_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
-    (t,) = tangents
-    return (Zero(outs[0].aval),) if isinstance(t, Zero) else (bind(psum_p, t, **params),)
-
-
-@psum_p.def_vjp
-def _psum_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, **params: Any) -> Any:
-    (ct,) = cts
-    return (Zero(primals[0].aval),) if isinstance(ct, Zero) else (bind(psum_p, ct, **params),)
+_def_linear(psum_p, lambda params: (psum_p, params))  # y_d = sum_k x_k on every d: ct_x_k = sum_d ct_y_d
 
 
 def _extremum_rules(prim: Primitive) -> None:
@@ -145,36 +174,6 @@ def _all_gather_shape(x: Aval, *, axis_name: str, axis_size: int, axis: int, til
     return Aval((*x.shape[:axis], axis_size, *x.shape[axis:]), x.dtype, (*x.dims[:axis], None, *x.dims[axis:]))
 
 
-@all_gather_p.def_jvp
-def _all_gather_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
-    (t,) = tangents
-    return (Zero(outs[0].aval),) if isinstance(t, Zero) else (bind(all_gather_p, t, **params),)
-
-
-@all_gather_p.def_vjp
-def _all_gather_vjp(
-    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any,
-    *, axis_name: str, axis_size: int, axis: int, tiled: bool,
-) -> Any:
-    (ct,) = cts
-    x = primals[0].aval
-    if isinstance(ct, Zero):
-        return (Zero(x),)
-    total = _bind_psum(ct, axis_name, axis_size)  # every member's contribution to each slice
-    index = bind(axis_index_p, axis_name=axis_name, axis_size=axis_size)
-    width = x.shape[axis] if tiled else 1
-    start = E.mul(index, literal(width, INDEX_DTYPE)) if width != 1 else index
-    starts: list[Atom | int] = [0] * total.aval.ndim
-    starts[axis] = start
-    sizes = list(total.aval.shape)
-    sizes[axis] = width
-    mine = L.dynamic_slice(total, starts, sizes)
-    return (S.reshape(mine, x.shape, x.dims),)
-
-
-all_gather_p.def_uses_axis(_uses_axis)
-
-
 @all_gather_p.def_axis_batch
 def _all_gather_axis_batch(
     args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int, axis: int,
@@ -183,7 +182,7 @@ def _all_gather_axis_batch(
     (x,), (d,) = args, dims
     _batched_size_check(x, d, size, axis_size)
     if d is None:  # every member holds the same value: gathering stacks copies of it
-        x, d = S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
+        x, d = _stacked_copies(x, axis_size)
     stacked = S.moveaxis(x, d, axis)
     if not tiled:
         return stacked, None
@@ -200,6 +199,71 @@ def _all_gather_batch(
     assert d is not None
     front = S.moveaxis(x, d, 0)
     return bind(all_gather_p, front, axis_name=axis_name, axis_size=axis_size, axis=axis + 1, tiled=tiled), 0
+
+
+# ------------------------------------------------------------------------------------------- psum_scatter
+
+psum_scatter_p = Primitive("psum_scatter")
+
+
+def _split_axis_check(
+    x: Aval, dim: int, axis_size: int, axis_name: str | tuple[str, ...], tiled: bool, what: str, op: str
+) -> None:
+    """``x``'s ``dim`` can be cut into one block per member: divisible by the axis size (``tiled``), or equal to
+    it (one slice per member)."""
+    if not 0 <= dim < x.ndim:
+        raise ShapeError(f"{what} {dim} is out of range for {x}", op)
+    size = x.shape[dim]
+    if tiled and size % axis_size:
+        raise ShapeError(f"{what} {dim} of {x} has size {size}, which the size {axis_size} of axis {axis_name!r} "
+                         "does not divide (tiled=True cuts it into one block per member)", op)
+    if not tiled and size != axis_size:
+        raise ShapeError(f"{what} {dim} of {x} has size {size}, but axis {axis_name!r} has size {axis_size} "
+                         "(tiled=False gives each member one slice; tiled=True takes a multiple)", op)
+
+
+@psum_scatter_p.def_shape
+def _psum_scatter_shape(x: Aval, *, axis_name: str, axis_size: int, scatter_dimension: int, tiled: bool) -> Aval:
+    check_dtype("psum_scatter", x, E.ARITHMETIC, "numeric")
+    d = scatter_dimension
+    _split_axis_check(x, d, axis_size, axis_name, tiled, "scatter_dimension", "psum_scatter")
+    if not tiled:
+        return Aval((*x.shape[:d], *x.shape[d + 1:]), x.dtype, (*x.dims[:d], *x.dims[d + 1:]))
+    return Aval((*x.shape[:d], x.shape[d] // axis_size, *x.shape[d + 1:]), x.dtype, (*x.dims[:d], None, *x.dims[d + 1:]))
+
+
+# all_gather and psum_scatter transpose to each other: every member's block k fed member k's result, so block k
+# of the cotangent is member k's (an all_gather); each member's slice of every member's cotangent, summed, is a
+# psum_scatter along the gathered axis
+_def_linear(psum_scatter_p, lambda params: (all_gather_p, _renamed(params, "scatter_dimension", "axis")))
+_def_linear(all_gather_p, lambda params: (psum_scatter_p, _renamed(params, "axis", "scatter_dimension")))
+
+
+@psum_scatter_p.def_axis_batch
+def _psum_scatter_axis_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int,
+    scatter_dimension: int, tiled: bool,
+) -> Any:
+    (x,), (d,) = args, dims
+    _batched_size_check(x, d, size, axis_size)
+    total = E.mul(x, E.scalar(axis_size, x)) if d is None else R.reduce_sum(x, (d,))
+    if not tiled:  # member k's result is slice k: the scattered axis is the batch axis
+        return total, scatter_dimension
+    shape = total.aval.shape
+    blocks = (*shape[:scatter_dimension], axis_size, shape[scatter_dimension] // axis_size, *shape[scatter_dimension + 1:])
+    return S.reshape(total, blocks), scatter_dimension
+
+
+@psum_scatter_p.def_batch
+def _psum_scatter_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, axis_name: str, axis_size: int, scatter_dimension: int,
+    tiled: bool,
+) -> Any:
+    (x,), (d,) = args, dims
+    assert d is not None
+    front = S.moveaxis(x, d, 0)
+    params = dict(axis_name=axis_name, axis_size=axis_size, scatter_dimension=scatter_dimension + 1, tiled=tiled)
+    return bind(psum_scatter_p, front, **params), 0
 
 
 # ----------------------------------------------------------------------------------------------- ppermute
@@ -222,24 +286,7 @@ def _ppermute_shape(x: Aval, *, axis_name: str, axis_size: int, perm: Perm) -> A
     return x
 
 
-@ppermute_p.def_jvp
-def _ppermute_jvp(primals: Any, tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> Any:
-    (t,) = tangents
-    return (Zero(outs[0].aval),) if isinstance(t, Zero) else (bind(ppermute_p, t, **params),)
-
-
-@ppermute_p.def_vjp
-def _ppermute_vjp(
-    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Any, *, perm: Perm, **params: Any
-) -> Any:
-    (ct,) = cts
-    if isinstance(ct, Zero):
-        return (Zero(primals[0].aval),)
-    inverse = tuple((t, s) for s, t in perm)
-    return (bind(ppermute_p, ct, perm=inverse, **params),)
-
-
-ppermute_p.def_uses_axis(_uses_axis)
+_def_linear(ppermute_p, lambda params: (ppermute_p, {**params, "perm": tuple((t, s) for s, t in params["perm"])}))
 
 
 @ppermute_p.def_axis_batch
@@ -249,7 +296,7 @@ def _ppermute_axis_batch(
     (x,), (d,) = args, dims
     _batched_size_check(x, d, size, axis_size)
     if d is None:
-        x, d = S.broadcast_in_dim(x, (axis_size, *x.aval.shape), tuple(range(1, x.aval.ndim + 1))), 0
+        x, d = _stacked_copies(x, axis_size)
     source_of = {t: s for s, t in perm}
     per_example = S.unbatched_aval(x, d)
     zero = S.zeros(Aval((*per_example.shape[:d], 1, *per_example.shape[d:]), x.aval.dtype))
@@ -265,6 +312,77 @@ def _ppermute_batch(
 ) -> Any:
     (x,), (d,) = args, dims
     return bind(ppermute_p, x, axis_name=axis_name, axis_size=axis_size, perm=perm), d
+
+
+# --------------------------------------------------------------------------------------------- all_to_all
+# The primitive is the tiled form (as jax's): ``split_axis`` is cut into one block per member, member k gets
+# block k of every member's operand, concatenated along ``concat_axis`` in member order. The untiled form is a
+# reshape on either side (``all_to_all`` below).
+
+all_to_all_p = Primitive("all_to_all")
+
+
+@all_to_all_p.def_shape
+def _all_to_all_shape(x: Aval, *, axis_name: str, axis_size: int, split_axis: int, concat_axis: int) -> Aval:
+    _split_axis_check(x, split_axis, axis_size, axis_name, True, "split_axis", "all_to_all")
+    if not 0 <= concat_axis < x.ndim:
+        raise ShapeError(f"concat_axis {concat_axis} is out of range for {x}", "all_to_all")
+    if split_axis == concat_axis:  # the same size: blocks change places within the axis
+        return x
+    shape, names = list(x.shape), list(x.dims)
+    shape[split_axis] //= axis_size
+    shape[concat_axis] *= axis_size
+    names[split_axis] = names[concat_axis] = None
+    return Aval(tuple(shape), x.dtype, names)
+
+
+# block m of member k's cotangent (along concat_axis) goes back to block k of member m's operand
+_def_linear(all_to_all_p, lambda params: (
+    all_to_all_p, {**params, "split_axis": params["concat_axis"], "concat_axis": params["split_axis"]}
+))
+
+
+def _split_in_blocks(x: Atom, axis: int, count: int) -> Atom:
+    """``x`` with ``axis`` reshaped to ``(count, size // count)``."""
+    shape = x.aval.shape
+    return S.reshape(x, (*shape[:axis], count, shape[axis] // count, *shape[axis + 1:]))
+
+
+def _merge_with_next(x: Atom, axis: int) -> Atom:
+    shape = x.aval.shape
+    return S.reshape(x, (*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2:]))
+
+
+@all_to_all_p.def_axis_batch
+def _all_to_all_axis_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], size: int, *, axis_name: str, axis_size: int,
+    split_axis: int, concat_axis: int,
+) -> Any:
+    """Member k's result is block k (along split_axis) of every member m, concatenated over m along
+    concat_axis: the member axis becomes the major part of concat_axis, the block index the new member axis."""
+    (x,), (d,) = args, dims
+    _batched_size_check(x, d, size, axis_size)
+    if d is None:
+        x, d = _stacked_copies(x, axis_size)
+    if split_axis == concat_axis:  # swap the member axis with the block index, then fold members into the axis
+        at = split_axis + (d <= split_axis)  # the split axis's position in the batched operand
+        blocks = _split_in_blocks(x, at, axis_size)
+        d_after = d + (at < d)
+        order = list(range(blocks.aval.ndim))
+        order[at], order[d_after] = d_after, at
+        return _merge_with_next(S.transpose(blocks, order), at), d
+    merged = _merge_with_next(S.moveaxis(x, d, concat_axis), concat_axis)
+    return _split_in_blocks(merged, split_axis, axis_size), split_axis
+
+
+@all_to_all_p.def_batch
+def _all_to_all_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, split_axis: int, concat_axis: int, **params: Any
+) -> Any:
+    (x,), (d,) = args, dims
+    assert d is not None
+    front = S.moveaxis(x, d, 0)
+    return bind(all_to_all_p, front, split_axis=split_axis + 1, concat_axis=concat_axis + 1, **params), 0
 
 
 # --------------------------------------------------------------------------------------------- axis_index
@@ -302,7 +420,7 @@ def _axis_index_batch(args: Sequence[Atom], dims: Sequence[int | None], *, axis_
 # Errors raised here come before any ``bind``, so they carry the user's line themselves.
 
 
-def _static_int(value: Any, what: str, op: str) -> int:
+def static_int(value: Any, what: str, op: str) -> int:
     """``value`` as a Python int: NumPy ints pass; floats and bools are refused (never truncated)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{op}: {what} must be an int, got {value!r}\n  at {user_location()}")
@@ -322,8 +440,8 @@ def _perm_pairs(perm: Any) -> Perm:
         if len(pair) != 2:
             raise TypeError(f"ppermute: every entry of perm must be a (source, destination) pair, got {item!r}\n"
                             f"  at {user_location()}")
-        source = _static_int(pair[0], "a perm source", "ppermute")
-        pairs.append((source, _static_int(pair[1], "a perm destination", "ppermute")))
+        source = static_int(pair[0], "a perm source", "ppermute")
+        pairs.append((source, static_int(pair[1], "a perm destination", "ppermute")))
     return tuple(pairs)
 
 
@@ -353,7 +471,7 @@ def pmin(x: Atom, axis_name: str) -> Atom:
 
 def all_gather(x: Atom, axis_name: str, axis: int = 0, tiled: bool = False) -> Atom:
     size = lookup(axis_name, "all_gather").size
-    axis = _static_int(axis, "axis", "all_gather")
+    axis = static_int(axis, "axis", "all_gather")
     rank = x.aval.ndim if tiled else x.aval.ndim + 1
     if not -rank <= axis < rank:
         what = "a scalar has no axis to concatenate along" if tiled and rank == 0 else f"tiled={bool(tiled)}"
@@ -361,6 +479,59 @@ def all_gather(x: Atom, axis_name: str, axis: int = 0, tiled: bool = False) -> A
     return bind(  # type: ignore[no-any-return]
         all_gather_p, x, axis_name=axis_name, axis_size=size, axis=axis % rank, tiled=bool(tiled)
     )
+
+
+def axis_in_range(axis: Any, x: Aval, what: str, op: str) -> int:
+    """``axis`` (maybe negative) of ``x`` as a non-negative int, or a ShapeError at the user's line."""
+    index = static_int(axis, what, op)
+    if not -x.ndim <= index < x.ndim:
+        raise ShapeError(f"{what} {index} is out of range for {x}", op, user_location())
+    return index % x.ndim
+
+
+def blocks_check(
+    x: Aval, dim: int, axis_name: str | tuple[str, ...], size: int, tiled: bool, what: str, op: str
+) -> None:
+    """The shape rule's check, raised here so that the error carries the user's line."""
+    try:
+        _split_axis_check(x, dim, size, axis_name, tiled, what, op)
+    except ShapeError as err:
+        raise err.located(op, user_location()) from None
+
+
+def psum_scatter(x: Atom, axis_name: str, scatter_dimension: int = 0, tiled: bool = False) -> Atom:
+    size = lookup(axis_name, "psum_scatter").size
+    dim = axis_in_range(scatter_dimension, x.aval, "scatter_dimension", "psum_scatter")
+    blocks_check(x.aval, dim, axis_name, size, bool(tiled), "scatter_dimension", "psum_scatter")
+    return bind(  # type: ignore[no-any-return]
+        psum_scatter_p, x, axis_name=axis_name, axis_size=size, scatter_dimension=dim, tiled=bool(tiled)
+    )
+
+
+def all_to_all(x: Atom, axis_name: str, split_axis: int, concat_axis: int, tiled: bool = False) -> Atom:
+    """Untiled (jax's default), ``split_axis`` has one slice per member and goes away, and the members' slices
+    stack along a new axis at ``concat_axis`` of the result: a unit axis inserted before the tiled primitive and
+    dropped after it."""
+    size = lookup(axis_name, "all_to_all").size
+    split = axis_in_range(split_axis, x.aval, "split_axis", "all_to_all")
+    concat = axis_in_range(concat_axis, x.aval, "concat_axis", "all_to_all")
+    blocks_check(x.aval, split, axis_name, size, bool(tiled), "split_axis", "all_to_all")
+    if tiled or split == concat:
+        return bind(  # type: ignore[no-any-return]
+            all_to_all_p, x, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat
+        )
+    if split < concat:
+        concat += 1  # concat_axis counts the result's axes, which lack split_axis
+    else:
+        split += 1  # the unit axis goes in before split_axis
+    shape, names = list(x.aval.shape), list(x.aval.dims)
+    shape.insert(concat, 1)
+    names.insert(concat, None)
+    unit = S.reshape(x, shape, names)
+    out = bind(all_to_all_p, unit, axis_name=axis_name, axis_size=size, split_axis=split, concat_axis=concat)
+    del shape[split], names[split]
+    shape[concat - (split < concat)] = size
+    return S.reshape(out, shape, names)
 
 
 def ppermute(x: Atom, axis_name: str, perm: Sequence[tuple[int, int]]) -> Atom:
