@@ -127,10 +127,7 @@ def test_comb_exact_is_refused() -> None:
 
 
 # jax.scipy names that ts.scipy lacks on purpose (or not yet): remove a name here when it is added.
-MISSING_SPECIAL = {
-    "sph_harm_y", "wofz",  # complex-valued only
-    "hyp2f1",  # not yet
-}
+MISSING_SPECIAL: set[str] = set()
 MISSING_STATS: set[str] = set()
 
 

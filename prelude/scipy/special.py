@@ -444,4 +444,8 @@ from .special_more import *  # noqa: E402, F403 - it builds on the helpers above
 from .special_inverse import *  # noqa: E402, F403 - it builds on the helpers above
 from . import special_inverse as _special_inverse, special_more as _special_more  # noqa: E402
 
-__all__ += _special_more.__all__ + _special_inverse.__all__
+from .special_hyp2f1 import *  # noqa: E402, F403 - it builds on the helpers above
+from .special_complex import *  # noqa: E402, F403 - it builds on the helpers above
+from . import special_complex as _special_complex, special_hyp2f1 as _special_hyp2f1  # noqa: E402
+
+__all__ += _special_more.__all__ + _special_inverse.__all__ + _special_hyp2f1.__all__ + _special_complex.__all__
