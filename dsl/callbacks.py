@@ -7,9 +7,10 @@ per program execution). Array-like leaves of the arguments (staged tensors, arra
 reach ``f`` as NumPy arrays; other leaves (strings, None) as they are. Outside staging both call ``f`` at once.
 
 Deliberate differences from JAX: callbacks run on CPU programs only (lowering for a GPU raises); ``sharding`` is
-not accepted; ``ordered=True`` raises: nothing sequences effects beyond the data dependences between them (XLA:CPU
-has run independent callbacks in program order in every test, but does not promise it). A callback's exception, or results of other types than declared, raise when the program runs, with
-the callback's name and the line that staged it.
+not accepted; ``ordered=True`` raises: callbacks that do not depend on each other's values may run in any order
+(as JAX's unordered ones: XLA schedules them by their operands, so a print of a value computed late comes late).
+A callback's exception, or results of other types than declared, raise when the program runs, with the
+callback's name and the line that staged it.
 """
 
 from __future__ import annotations

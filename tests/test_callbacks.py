@@ -79,14 +79,20 @@ def test_debug_print_formats_the_run_values(capsys: pytest.CaptureFixture[str]) 
     assert capsys.readouterr().out == "x=[0. 1. 2.] total=3.00\n"
 
 
-def test_callbacks_run_in_program_order(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_callback_runs_and_data_orders_them(capsys: pytest.CaptureFixture[str]) -> None:
     def f(x: Any) -> Any:
         for i in range(12):
             ts.debug.print(f"line {i}")
+        seen = ts.io_callback(lambda v: (print("first"), v)[1], ts.Spec((), ts.f32), x)
+        ts.debug.print("then {}", seen)  # reads the first callback's result: runs after it
         return x
 
     ts.program(f)(F32(1))
-    assert capsys.readouterr().out.split() == [w for i in range(12) for w in ("line", str(i))]
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(lines[i] for i in range(len(lines)) if lines[i].startswith("line")) == sorted(
+        f"line {i}" for i in range(12)
+    )
+    assert lines.index("first") < lines.index("then 1.0")
 
 
 def test_effects_are_never_dropped_and_run_once_per_call(calls: list[Any]) -> None:
