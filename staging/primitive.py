@@ -27,7 +27,7 @@ ones each transform needs):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from .ir import Aval, Equation, Graph
@@ -109,18 +109,20 @@ def graph_uses_axis(graph: Graph, axis_name: str) -> bool:
     return any(equation_uses_axis(eqn.primitive, eqn.params, axis_name) for eqn in graph.eqns)
 
 
+def nested_graphs(prim: Primitive, params: Mapping[str, Any]) -> Iterator[Graph]:
+    """The graphs an equation of ``prim`` with ``params`` carries (its ``graph_params``: a Graph or a tuple)."""
+    for key in prim.graph_params:
+        value = params[key]
+        yield from value if isinstance(value, tuple) else (value,)
+
+
 def equation_has_effects(eqn: Equation) -> bool:
     """Whether running ``eqn`` has an effect: its primitive is effectful, or a nested graph holds an equation
     that has one (a print in a loop body), so dead-code elimination must keep it."""
     prim = eqn.primitive
-    if prim.effectful:
-        return True
-    for key in prim.graph_params:
-        value = eqn.params[key]
-        for graph in value if isinstance(value, tuple) else (value,):
-            if any(equation_has_effects(e) for e in graph.eqns):
-                return True
-    return False
+    return prim.effectful or any(
+        equation_has_effects(e) for graph in nested_graphs(prim, eqn.params) for e in graph.eqns
+    )
 
 
 REGISTRY: Final[dict[str, Primitive]] = {}

@@ -11,7 +11,7 @@ from ..builder import abstract_eval, bind, current, current_loc
 from ..dce import dce
 from ..errors import ShapeError
 from ..ir import Atom, Aval, DimName, Equation, Graph, Var
-from ..primitive import Primitive, graph_uses_axis
+from ..primitive import Primitive, graph_uses_axis, nested_graphs
 from ..shapes import describe
 from ..zeros import MaybeZero, Zero, has_tangent
 from . import structural as S
@@ -97,12 +97,7 @@ def def_nested_axis_rules(prim: Primitive, *graph_params: str) -> None:
     nested graphs batch the equations that use the axis. Nothing is broadcast up front."""
 
     def uses(params: Mapping[str, Any], axis_name: str) -> bool:
-        for key in graph_params:
-            value = params[key]
-            graphs = value if isinstance(value, tuple) else (value,)
-            if any(graph_uses_axis(g, axis_name) for g in graphs):
-                return True
-        return False
+        return any(graph_uses_axis(g, axis_name) for g in nested_graphs(prim, params))
 
     if prim.batch is None:
         raise AssertionError(f"define the batch rule of {prim.name} before its nested axis rules")
