@@ -157,19 +157,27 @@ def test_vmap_matches_a_loop(rng: np.random.Generator) -> None:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pinv_matrix_rank_lstsq_cond_norm_match_numpy(dtype: type, rng: np.random.Generator) -> None:
     t = tol(dtype)
+    conds, orders = (None, 2, -2), (2, -2, "nuc")
+
+    def every_function(a: Any) -> Any:  # one staged program per shape: one compile, not one per eager call
+        return (LA.pinv(a), LA.matrix_rank(a), [LA.cond(a, p) for p in conds],
+                [LA.norm(a, order, axis=(-2, -1)) for order in orders])
+
     for shape in [(5, 3), (3, 5), (2, 4, 4)]:
         a = rng.standard_normal(shape).astype(dtype)
-        np.testing.assert_allclose(np.asarray(LA.pinv(a)), np.linalg.pinv(a.astype(np.float64)), **t)
-        np.testing.assert_array_equal(np.asarray(LA.matrix_rank(a)), np.linalg.matrix_rank(a))
-        for p in (None, 2, -2):
-            np.testing.assert_allclose(np.asarray(LA.cond(a, p)), np.linalg.cond(a.astype(np.float64), p), **t)
-        for order in (2, -2, "nuc"):
-            np.testing.assert_allclose(
-                np.asarray(LA.norm(a, order, axis=(-2, -1))), np.linalg.norm(a.astype(np.float64), order, axis=(-2, -1)), **t
-            )
+        pinv, rank, cond, norm = ts.program(every_function)(a)
+        wide = a.astype(np.float64)
+        np.testing.assert_allclose(np.asarray(pinv), np.linalg.pinv(wide), **t)
+        np.testing.assert_array_equal(np.asarray(rank), np.linalg.matrix_rank(a))
+        for p, got in zip(conds, cond):
+            np.testing.assert_allclose(np.asarray(got), np.linalg.cond(wide, p), **t)
+        for order, got in zip(orders, norm):
+            np.testing.assert_allclose(np.asarray(got), np.linalg.norm(wide, order, axis=(-2, -1)), **t)
     square = rng.standard_normal((3, 3)).astype(dtype)
-    for p in ("fro", "nuc", 1, -1, np.inf, -np.inf):
-        np.testing.assert_allclose(np.asarray(LA.cond(square, p)), np.linalg.cond(square.astype(np.float64), p), **t)
+    square_conds = ("fro", "nuc", 1, -1, np.inf, -np.inf)
+    got_conds = ts.program(lambda m: [LA.cond(m, p) for p in square_conds])(square)
+    for p, got in zip(square_conds, got_conds):
+        np.testing.assert_allclose(np.asarray(got), np.linalg.cond(square.astype(np.float64), p), **t)
     low_rank = (rng.standard_normal((6, 2)) @ rng.standard_normal((2, 5))).astype(dtype)
     assert int(LA.matrix_rank(low_rank)) == np.linalg.matrix_rank(low_rank) == 2
     assert int(LA.matrix_rank(low_rank, tol=1e9)) == 0
