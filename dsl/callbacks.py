@@ -7,8 +7,11 @@ per program execution). Array-like leaves of the arguments (staged tensors, arra
 reach ``f`` as NumPy arrays; other leaves (strings, None) as they are. Outside staging both call ``f`` at once.
 
 Deliberate differences from JAX: callbacks run on CPU programs only (lowering for a GPU raises); ``sharding`` is
-not accepted; ``ordered=True`` raises: callbacks that do not depend on each other's values may run in any order
-(as JAX's unordered ones: XLA schedules them by their operands, so a print of a value computed late comes late).
+not accepted. Unordered callbacks that do not depend on each other's values may run in any order (XLA schedules
+them by their operands, so a print of a value computed late comes late); ``ordered=True`` (``io_callback``,
+``debug.print``, ``debug.callback``) runs them in the order they were staged, step by step in loops, and a program
+with ordered callbacks runs to completion before its call returns (JAX keeps such calls asynchronous, threading a
+token between them). ``pmap`` refuses ordered callbacks, as JAX does.
 A callback's exception, or results of other types than declared, raise when the program runs, with the
 callback's name and the line that staged it.
 """
@@ -78,7 +81,7 @@ class _FlatCall:
 
 def _call(
     op: str, fn: Callable[..., Any], result_shape_dtypes: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-    vmap_method: str | None, effectful: bool, has_results: bool = True,
+    vmap_method: str | None, effectful: bool, has_results: bool = True, ordered: bool = False,
 ) -> Any:
     loc = user_location()
     name = f"{op} {function_name(fn)}"
@@ -86,12 +89,12 @@ def _call(
     leaves, treedef = pytree.flatten((args, kwargs))
     dynamic = [isinstance(leaf, _ARRAY_LEAVES) for leaf in leaves]
     flat = _FlatCall(fn, treedef, leaves, dynamic, out_tree, name)
-    callback = C.HostCallback(flat, name, avals, vmap_method, loc)
     results: list[Any]
-    if not is_staging():  # eager: call it now, with the same conversions and checks
+    if not is_staging():  # eager: call it now (so in order), with the same conversions and checks
         arrays = [np.asarray(asarray(leaf).numpy()) for leaf, d in zip(leaves, dynamic) if d]
-        results = [asarray(r) for r in callback(*arrays)]
+        results = [asarray(r) for r in C.HostCallback(flat, name, avals, vmap_method, loc)(*arrays)]
     else:
+        callback = C.HostCallback(flat, name, avals, vmap_method, loc, ordered=ordered)
         operands = [to_atom(leaf) for leaf, d in zip(leaves, dynamic) if d]
         bound = C.io_callback(operands, callback) if effectful else C.pure_callback(operands, callback)
         results = [wrap(a) for a in bound]
@@ -124,24 +127,19 @@ def io_callback(
     callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, ordered: bool = False, **kwargs: Any
 ) -> Any:
     """``callback(*args, **kwargs)`` run on the host for its effect (never dropped, once per run), returning values
-    shaped as ``result_shape_dtypes`` (None: no results). Under ``vmap`` it runs once per member, in order."""
-    _refuse_ordered("io_callback", ordered)
+    shaped as ``result_shape_dtypes`` (None: no results). Under ``vmap`` it runs once per member, in order.
+    ``ordered=True``: after every ordered callback staged before it, whatever the data they read."""
     return _call("io_callback", callback, result_shape_dtypes, args, kwargs, "sequential", effectful=True,
-                 has_results=result_shape_dtypes is not None)
-
-
-def _refuse_ordered(op: str, ordered: bool) -> None:
-    if ordered:
-        raise NotImplementedError(f"{op}(ordered=True) is not supported: callbacks are sequenced only by the "
-                                  "data they pass each other")
+                 has_results=result_shape_dtypes is not None, ordered=ordered)
 
 
 def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
-    """``callback(*args, **kwargs)`` on the host for its effect, results ignored: ``ts.debug.callback``."""
-    _refuse_ordered("debug.callback", ordered)
+    """``callback(*args, **kwargs)`` on the host for its effect, results ignored: ``ts.debug.callback``
+    (``ordered=True``: as ``io_callback``'s)."""
 
     def effect(*a: Any, **k: Any) -> None:
         callback(*a, **k)
 
     effect.__name__ = function_name(callback)
-    _call("debug.callback", effect, None, args, kwargs, "sequential", effectful=True, has_results=False)
+    _call("debug.callback", effect, None, args, kwargs, "sequential", effectful=True, has_results=False,
+          ordered=ordered)

@@ -89,10 +89,19 @@ def remember(cache: dict[K, V], key: K, value: V, limit: int = _TEXT_CACHE_LIMIT
     return bounded.remember(cache, key, value, limit)
 
 
+# The type of the token that orders effects (ordered host callbacks): ops take the token they come after and
+# return the one the next ordered op takes. A marker aval (no array has a negative extent, so no cached type text
+# is ever found for it): ``tensor_type`` gives its type, so ops, regions and loop states may carry it as a value.
+TOKEN: Final = Aval((-1,), dtypes.BOOL)
+TOKEN_TYPE: Final = "!stablehlo.token"
+
+
 def tensor_type(aval: Aval) -> str:
     key = (aval.shape, aval.dtype)
     text = _TYPE_TEXT.get(key)
     if text is None:
+        if aval is TOKEN:
+            return TOKEN_TYPE
         element = dtypes.mlir_name(aval.dtype)
         extent = aval.dtype.itemsize
         for n in aval.shape:
@@ -186,6 +195,19 @@ class Emitter:
         # read the first instead of a copy of their own. XLA folds equal constants into one anyway; the module is
         # shorter to write and to parse (one splat of a learning rate per parameter shape, not one per parameter).
         self.constants: dict[str, Value] = {}
+        # The ordering token of the ordered effects emitted so far in this block (``ordering_token``); a region
+        # holding ordered effects gets the enclosing one from the rule that emits it (as a loop state or a
+        # captured value) and hands its last one back as a result.
+        self.token: Value | None = None
+        self.nested = False  # a region's block: its token comes from its rule, never made here
+
+    def ordering_token(self) -> Value:
+        """The token the next ordered effect comes after; the function's first one is made here."""
+        if self.token is None:
+            if self.nested:
+                raise RuntimeError("internal error: a region holding ordered effects was emitted without a token")
+            self.token = self.op("stablehlo.after_all", [], [TOKEN])[0]
+        return self.token
 
     def fresh(self) -> str:
         self.counter[0] += 1
@@ -290,7 +312,7 @@ class Emitter:
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
         inner = Emitter(self.counter, self.indent + "    ", self.platform, self.host_callbacks)
-        inner.loc, inner.source = self.loc, self.source
+        inner.loc, inner.source, inner.nested = self.loc, self.source, True
         args = [Value(inner.fresh(), a, tensor_type(a)) for a in arg_avals]
         results = body(inner, args)
         inner.op("stablehlo.return", results, [])
@@ -484,6 +506,12 @@ def _module_text(
     emitter = Emitter(platform=platform)
     args = [_new_value((f"%arg{i}", v.aval, tensor_type(v.aval))) for i, v in enumerate(graph.inputs)]
     outs = emitter.graph_body(graph, args)
+    if num_replicas > 1 and emitter.token is not None:  # each device would order only its own callbacks
+        first = next(c for c in emitter.host_callbacks if c.ordered)
+        raise NotImplementedError(
+            f"{first.name}: ordered callbacks are not supported in programs that run on several devices (pmap)"
+            + (f"\n  at {first.loc}" if first.loc is not None else "")
+        )
     emitter.loc = _loc_text(None)
     emitter.op("func.return", outs, [])
     donated_set = set(donated)

@@ -271,8 +271,6 @@ def test_bad_arguments_are_refused_when_staging() -> None:
         ts.program(lambda v: ts.pure_callback(np.sin, "f32", v))(F32(1))
     with pytest.raises(ValueError, match="vmap_method must be one of"):
         ts.pure_callback(np.sin, vec(1), np.ones(1, F32), vmap_method="loop")
-    with pytest.raises(NotImplementedError, match="ordered=True"):
-        ts.debug.print("x", ordered=True)
     with pytest.raises(TypeError, match="dtype"):
         ts.pure_callback(np.sin, ts.Spec((1,), np.dtype("U3")), np.ones(1, F32))
 
@@ -296,7 +294,7 @@ def test_a_program_with_callbacks_never_uses_the_disk_cache(tmp_path: Path, call
         compile_cache._active = saved
 
 
-def test_pmap_calls_back_on_every_device(tmp_path: Path) -> None:
+def test_pmap_calls_back_on_every_device_and_refuses_ordered_callbacks(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import json
@@ -305,13 +303,20 @@ def test_pmap_calls_back_on_every_device(tmp_path: Path) -> None:
         f = ts.pmap(lambda x: (ts.debug.callback(lambda v: seen.append(v.tolist()), x), x * 2)[1])
         out = f(np.arange(8, dtype=np.float32).reshape(4, 2))
         g = ts.pmap(lambda x: ts.pure_callback(lambda v: v + 1, ts.Spec((2,), ts.f32), x))
-        print(json.dumps([sorted(seen), np.asarray(out).tolist(), np.asarray(g(np.ones((4, 2), np.float32))).tolist()]))
+        try:
+            ts.pmap(lambda x: (ts.debug.print("{}", x, ordered=True), x)[1])(np.ones((4, 2), np.float32))
+            refused = ""
+        except NotImplementedError as exc:
+            refused = str(exc)
+        print(json.dumps([sorted(seen), np.asarray(out).tolist(), np.asarray(g(np.ones((4, 2), np.float32))).tolist(),
+                          refused]))
         """
     )
     env = {**os.environ, "TENSORSTAGE_CPU_DEVICES": "4", "TENSORSTAGE_DEFAULT_DEVICE": "cpu"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    seen, out, plus_one = json.loads(done.stdout.strip().splitlines()[-1])
+    seen, out, plus_one, refused = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "ordered callbacks are not supported in programs that run on several devices (pmap)" in refused
     assert seen == [[0, 1], [2, 3], [4, 5], [6, 7]]
     assert out == [[0, 2], [4, 6], [8, 10], [12, 14]] and plus_one == [[2, 2]] * 4
 

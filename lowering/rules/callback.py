@@ -1,5 +1,7 @@
 """StableHLO for host callbacks: a custom call to jaxlib's Python-callback FFI handler, naming the callback by its
-index in the module's callback list (the compiler receives the list with the module).
+index in the module's callback list (the compiler receives the list with the module). An ordered callback also
+takes the ordering token and returns the next one (XLA hands the Python function None for it), so ordered
+callbacks run in the order they were staged whatever their operands.
 
 Only XLA:CPU is supported: GPU callbacks need the CUDA plugin's handlers registered, which this version does not
 do, so lowering for another platform raises a clear error instead of a module XLA would reject at compile time.
@@ -11,7 +13,7 @@ from collections.abc import Sequence
 
 from ...staging.ir import Aval
 from ...staging.primitives import callback as C
-from ..emit import Emitter, Value, lowers
+from ..emit import TOKEN, Emitter, Value, lowers
 
 _TARGET = "xla_ffi_python_cpu_callback"
 
@@ -32,7 +34,11 @@ def _lower(
         f'api_version = 4 : i32, backend_config = {{index = {index} : ui64}}, call_target_name = "{_TARGET}", '
         f"has_side_effect = {side_effect}"
     )
-    return em.op("stablehlo.custom_call", args, outs, props)
+    if not callback.ordered:
+        return em.op("stablehlo.custom_call", args, outs, props)
+    token, *results = em.op("stablehlo.custom_call", [em.ordering_token(), *args], [TOKEN, *outs], props)
+    em.token = token
+    return results
 
 
 @lowers(C.pure_callback_p)

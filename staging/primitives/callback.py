@@ -7,7 +7,8 @@
 - ``io_callback(*args; callback)``: a function run for its effect (``debug.print``, ``debug.callback``, a log
   write), with or without results. Effectful: dead-code elimination keeps it and loops do not hoist it. Without
   results it is transparent to differentiation (it runs once, on the primal values); with results it is not
-  differentiable.
+  differentiable. An *ordered* one (``callback.ordered``) runs after every ordered one staged before it: the
+  lowering threads a token through them, and through the loops and branches that hold them.
 
 Batching happens on the host: the batched equation is one callback on the batched operands (batch axis moved to
 the front), and ``HostCallback`` splits them again as its ``vmap_method`` says: ``sequential`` calls the function
@@ -25,8 +26,8 @@ import numpy as np
 
 from ..builder import bind
 from ..errors import TransformError
-from ..ir import Atom, Aval, SourceLoc
-from ..primitive import Primitive
+from ..ir import Atom, Aval, Graph, SourceLoc
+from ..primitive import Primitive, nested_graphs
 from ..zeros import MaybeZero, Zero
 from .subgraph_edits import batch_size_and_name
 
@@ -44,12 +45,14 @@ class HostCallback:
     (checked against ``out_avals``). ``levels``: the vmaps applied to it, innermost first, each ``(size, which
     operands are batched)``."""
 
-    __slots__ = ("function", "name", "result_avals", "vmap_method", "loc", "levels", "out_avals", "failure")
+    __slots__ = (
+        "function", "name", "result_avals", "vmap_method", "loc", "levels", "out_avals", "ordered", "failure"
+    )
 
     def __init__(
         self, function: FlatFunction, name: str, result_avals: tuple[Aval, ...], vmap_method: str | None,
         loc: SourceLoc | None, levels: tuple[tuple[int, tuple[bool, ...]], ...] = (),
-        out_avals: tuple[Aval, ...] | None = None,
+        out_avals: tuple[Aval, ...] | None = None, ordered: bool = False,
     ) -> None:
         self.function = function
         self.name = name
@@ -58,6 +61,9 @@ class HostCallback:
         self.loc = loc
         self.levels = levels
         self.out_avals = result_avals if out_avals is None else out_avals
+        # Sequenced after the ordered callbacks staged before it. Its compiled call then takes the ordering token
+        # first and returns it first (None on the host: XLA passes no data for a token).
+        self.ordered = ordered
         # The exception of a failed call, for the caller to raise: XLA reports it as a runtime error in text.
         self.failure: BaseException | None = None
 
@@ -70,11 +76,13 @@ class HostCallback:
         out_avals = tuple(Aval((size, *a.shape), a.dtype, (name, *a.dims)) for a in self.out_avals)
         return HostCallback(
             self.function, self.name, self.result_avals, self.vmap_method, self.loc,
-            (*self.levels, (size, batched)), out_avals,
+            (*self.levels, (size, batched)), out_avals, self.ordered,
         )
 
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray[Any, Any], ...]:
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray[Any, Any] | None, ...]:
         try:
+            if self.ordered:
+                return (None, *self._checked(self._run(list(arrays[1:]), len(self.levels) - 1, 0)))
             return self._checked(self._run(list(arrays), len(self.levels) - 1, 0))
         except BaseException as exc:
             self.failure = exc
@@ -199,6 +207,16 @@ io_callback_p = _define("io_callback", effectful=True)
 
 def pure_callback(args: Sequence[Atom], callback: HostCallback) -> list[Atom]:
     return list(bind(pure_callback_p, *args, callback=callback))
+
+
+def has_ordered_effects(graph: Graph) -> bool:
+    """Whether ``graph`` (or a graph nested in it: a loop body, a branch) holds an ordered io callback."""
+    for eqn in graph.eqns:
+        if eqn.primitive is io_callback_p and eqn.params["callback"].ordered:
+            return True
+        if any(has_ordered_effects(g) for g in nested_graphs(eqn.primitive, eqn.params)):
+            return True
+    return False
 
 
 def io_callback(args: Sequence[Atom], callback: HostCallback) -> list[Atom]:
