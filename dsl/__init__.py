@@ -21,7 +21,7 @@ from .tensor import Tensor
 from .batching import vmap
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
-from .callbacks import io_callback, pure_callback
+from .callbacks import effects_barrier, io_callback, pure_callback
 from .eval_shape import eval_shape
 from .linear_transpose import linear_transpose
 from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
@@ -50,7 +50,7 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "all_to_all", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter",
-    "debug", "io_callback", "pure_callback",
+    "debug", "effects_barrier", "io_callback", "pure_callback",
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",
 ]

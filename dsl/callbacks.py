@@ -27,6 +27,7 @@ from typing_extensions import TypeVarTuple, Unpack
 from . import pytree
 from .array import Array, asarray
 from .dtypes import DType
+from .lowering import runtime
 from .staging import dtypes as _dt
 from .staging.builder import is_staging
 from .staging.ir import Aval, SourceLoc
@@ -131,6 +132,12 @@ def io_callback(
     ``ordered=True``: after every ordered callback staged before it, whatever the data they read."""
     return _call("io_callback", callback, result_shape_dtypes, args, kwargs, "sequential", effectful=True,
                  has_results=result_shape_dtypes is not None, ordered=ordered)
+
+
+def effects_barrier() -> None:
+    """Wait until the host callbacks of every program run so far have run (JAX's ``jax.effects_barrier``): calls
+    return as soon as their run is dispatched, so unordered callbacks may still be running after the call."""
+    runtime.effects_barrier()
 
 
 def debug_callback(callback: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:

@@ -247,17 +247,19 @@ _RunBuffers = Callable[[list[Any], Sequence[Any]], Any]
 def _raising_callback_failures(execute: Callable[..., Any], callbacks: Sequence[Any]) -> Any:
     """``execute``, raising a host callback's own exception where XLA reports its failure as a runtime error. A
     program with ordered callbacks runs to completion before the call returns, so the ordered callbacks of
-    successive calls (of it or of another such program) run in the order of the calls."""
+    successive calls (of it or of another such program) run in the order of the calls; other runs are left to
+    ``effects_barrier``."""
     if not callbacks:
         return execute
     ordered = any(callback.ordered for callback in callbacks)
 
     def run(buffers: list[Any]) -> Any:
         try:
-            if not ordered:
-                return execute(buffers)
             results = execute(buffers, with_tokens=True)
-            results.consume_token().block_until_ready()
+            if ordered:
+                results.consume_token().block_until_ready()
+            else:
+                runtime.track_effects(results.consume_token())
             return results
         except Exception:
             for callback in callbacks:

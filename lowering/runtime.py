@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from collections import deque
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
@@ -36,6 +37,26 @@ def _stop_traceback_capture() -> None:
 
 
 _stop_traceback_capture()
+
+
+# Tokens of runs whose host callbacks may still be running: dispatch does not wait for a run, so its unordered
+# callbacks can run after the call returns. ``effects_barrier`` waits for them all. Bounded: past the bound the
+# oldest run is waited for first (long finished, in practice).
+_PENDING_EFFECTS: deque[Any] = deque()
+_PENDING_LIMIT = 256
+
+
+def track_effects(token: Any) -> None:
+    """Remember the token of a run that calls back to the host, for ``effects_barrier``."""
+    if len(_PENDING_EFFECTS) >= _PENDING_LIMIT:
+        _PENDING_EFFECTS.popleft().block_until_ready()
+    _PENDING_EFFECTS.append(token)
+
+
+def effects_barrier() -> None:
+    """Wait until every run dispatched so far that calls back to the host has finished (its callbacks ran)."""
+    while _PENDING_EFFECTS:
+        _PENDING_EFFECTS.popleft().block_until_ready()
 
 
 class BufferAval(tuple[tuple[int, ...], np.dtype[Any]]):

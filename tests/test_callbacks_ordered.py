@@ -1,6 +1,6 @@
-"""Ordered host callbacks (``ordered=True`` on ``io_callback``, ``debug.callback``, ``debug.print``): they run in
+"""Ordered host callbacks (``ordered=True`` on ``io_callback``, ``debug.callback``, ``debug.print``) run in
 the order they were staged, whatever data they read, step by step through loops and branches, once under
-transforms, and in call order across calls."""
+transforms, and in call order across calls; ``ts.effects_barrier`` waits for every run's callbacks."""
 
 from __future__ import annotations
 
@@ -189,3 +189,16 @@ def test_an_ordered_callbacks_exception_reaches_the_caller(capsys: pytest.Captur
     assert float(program(F32(2))) == 4.0
     assert capsys.readouterr().out.splitlines()[-1] == "before 2.0"
 
+
+
+def test_effects_barrier_waits_for_every_run_and_keeps_a_bounded_list() -> None:
+    from tensorstage.lowering import runtime
+
+    log: Log = []
+    program = ts.program(lambda v: (ts.debug.callback(tagger(log, "run"), v), v * 2.0)[1])
+    for i in range(300):
+        program(F32(i))
+    assert len(runtime._PENDING_EFFECTS) <= runtime._PENDING_LIMIT
+    ts.effects_barrier()
+    assert not runtime._PENDING_EFFECTS
+    assert sorted(v for _, v in log) == list(range(300))
