@@ -1,6 +1,7 @@
 """ts.lax's fft, mulhi, index_take, scatter_apply, ragged dots, conv_general_dilated_local, rng_bit_generator and
-staging tools (prelude/lax/extras_more.py): values against NumPy float64 / exact integer references and against
-jax (when installed), eager and staged, gradients, vmap, and the errors."""
+staging tools (prelude/lax/: fourier, integer_math, indexed, ragged, convolution_local, random_bits,
+staging_tools): values against NumPy float64 / exact integer references and against jax (when installed), eager
+and staged, gradients, vmap, and the errors."""
 
 from __future__ import annotations
 

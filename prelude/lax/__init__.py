@@ -9,17 +9,24 @@ from ...collectives import psum_scatter, pswapaxes
 from ...control_flow import cond, fori_loop, scan, switch, while_loop
 from . import convolution, convolution_more, elementwise, extras, gather_scatter, implicit, linalg, padding
 from . import reductions, scans, structural, windows
-from . import extras_more
+from . import convolution_local, fourier, indexed, integer_math, ragged, random_bits, settings, staging_tools
 from .convolution import *  # noqa: F403
+from .convolution_local import *  # noqa: F403
 from .convolution_more import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .extras import *  # noqa: F403
-from .extras_more import *  # noqa: F403
+from .fourier import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .implicit import *  # noqa: F403
+from .indexed import *  # noqa: F403
+from .integer_math import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .ragged import *  # noqa: F403
+from .random_bits import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scans import *  # noqa: F403
+from .settings import *  # noqa: F403
+from .staging_tools import *  # noqa: F403
 from .structural import *  # noqa: F403
 from .windows import *  # noqa: F403
 
@@ -29,5 +36,6 @@ __all__ = [
     "linalg", "stop_gradient", "switch", "while_loop",
 ]
 for _module in (convolution, convolution_more, elementwise, extras, gather_scatter, implicit, padding, reductions, scans,
-                structural, windows, extras_more):
+                structural, windows, convolution_local, fourier, indexed, integer_math, ragged, random_bits, settings,
+                staging_tools):
     __all__ += _module.__all__
