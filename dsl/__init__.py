@@ -22,6 +22,7 @@ from .batching import vmap
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
 from .callbacks import effects_barrier, io_callback, pure_callback
+from .debug_values import config, debug_infs, debug_nans
 from .eval_shape import eval_shape
 from .linear_transpose import linear_transpose
 from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
@@ -50,7 +51,7 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "all_to_all", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter",
-    "debug", "effects_barrier", "io_callback", "pure_callback",
+    "config", "debug", "debug_infs", "debug_nans", "effects_barrier", "io_callback", "pure_callback",
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",
 ]

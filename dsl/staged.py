@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
-from . import pytree
+from . import debug_values, pytree
 from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, leaf_aval, leaf_names, static_key
 from .dispatch import Unsupported, call_key
@@ -145,7 +145,7 @@ class Compiled(Generic[P, R]):
         # ``run_buffers``: the same on the buffers of Arrays the caller already found to be plain Arrays.
         self.run, self.run_buffers, self._run_here, self._run_buffers_here = _runner(
             self._execute, self._handlers, self.out_avals, self._out_tree, in_layouts, device.xla, self._used,
-            staged.int_ranges,
+            staged.int_ranges, debug_values.checker(staged, device),
         )
         # What a Program's fast paths call: these move arguments from other devices, or, once
         # ``follow_arguments()`` is called, return ELSEWHERE for them (the Program compiles for their device).
@@ -280,13 +280,16 @@ def _runner(
     device: Any,
     used: list[bool],
     int_ranges: Sequence[IntRange | None],
+    check_values: Callable[[list[Any], Sequence[Any]], None],
 ) -> tuple[_Run, _RunBuffers, _Run, _RunBuffers]:
     """The per-call work of a Compiled as closures over everything it needs (no attribute lookups, and no
     reference back to the Compiled, so dropping a Compiled frees its executable at once): ``run(dynamic)`` on
     the validated dynamic leaves, and ``run_buffers(buffers, arrays)`` on the buffers of ``arrays``, all plain
     Arrays (their buffers go in as they are when on this device, else ``run`` moves them); then the same two
-    returning ELSEWHERE, instead of moving them, when some Array is on another device."""
+    returning ELSEWHERE, instead of moving them, when some Array is on another device. While ``debug_nans`` or
+    ``debug_infs`` is on, ``check_values`` reads every run's results (``debug_values``)."""
     sharding = runtime.single_device_sharding(device)
+    checking = debug_values.ACTIVE
     devices = [device]
     put = runtime.put_contiguous
     in_buffer_avals = [runtime.buffer_aval(shape, dtype) for dtype, shape in in_layouts]
@@ -371,8 +374,13 @@ def _runner(
             _explain_execute_error(exc, buffers)
             raise
         if out_aval is not None:
-            return new_array(outs[0], out_aval)
+            result: Array[Any] = new_array(outs[0], out_aval)
+            if checking[0]:
+                check_values(buffers, [result])
+            return result
         arrays: list[Array[Any]] = [new_array(buf, aval) for buf, aval in zip(outs, out_avals)]
+        if checking[0]:
+            check_values(buffers, arrays)
         if flat_tuple_out:
             return tuple(arrays)
         return pytree.unflatten(out_tree, arrays)

@@ -80,6 +80,8 @@ def op(fn: F) -> F:
             return eager(*args, **kwargs)
         except StagingError as err:  # a primitive's error: say which op the user called
             raise err.within(name)
+        except FloatingPointError:  # debug_nans found a bad value: it names the op and the line already
+            raise
         except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
             raise _named(exc, name) from exc
 
