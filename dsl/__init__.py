@@ -24,6 +24,7 @@ from .custom_derivatives import custom_jvp, custom_vjp, stop_gradient
 from .callbacks import effects_barrier, io_callback, pure_callback
 from .debug_values import config, debug_infs, debug_nans
 from .eval_shape import eval_shape
+from .introspection import clear_caches, make_jaxpr
 from .linear_transpose import linear_transpose
 from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
 from .checkpoint import checkpoint
@@ -54,7 +55,10 @@ __all__ = [
     "config", "debug", "debug_infs", "debug_nans", "effects_barrier", "io_callback", "pure_callback",
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",
+    "ShapeDtypeStruct", "clear_caches", "jit", "make_jaxpr",
 ]
 
 jacobian = jacrev  # JAX's names
 remat = checkpoint
+jit = program
+ShapeDtypeStruct = Spec
