@@ -27,10 +27,14 @@ from .eval_shape import eval_shape
 from .introspection import clear_caches, make_jaxpr
 from .linear_transpose import linear_transpose
 from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
-from .checkpoint import checkpoint
+from .checkpoint import checkpoint, checkpoint_name
+from . import ad_checkpoint, checkpoint_policies
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .collectives import all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter
 from .spmd import pmap
+from . import sharding
+from .shard_map import shard_map
+from .sharding import P, make_mesh
 from . import numpy
 from . import debug, lax, nn, optim, random, scipy, tree, tree_util
 from . import tensor as _tensor
@@ -49,9 +53,11 @@ __all__ = [
     "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
     "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+    "ad_checkpoint", "checkpoint_name", "checkpoint_policies",
     "stop_gradient", "value_and_grad", "vjp",
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "all_to_all", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter",
+    "P", "make_mesh", "shard_map", "sharding",
     "config", "debug", "debug_infs", "debug_nans", "effects_barrier", "io_callback", "pure_callback",
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",

@@ -112,6 +112,17 @@ def _fast_key(treedef: pytree.TreeDef, leaves: list[Any]) -> Hashable | None:
     return tuple(parts)
 
 
+def staging_refused(transform: str, name: str, hint: str) -> TransformError:
+    """The error for an SPMD callable called while a program is being staged (in ts.program, under ts.grad...):
+    it runs on concrete arrays only."""
+    return TransformError(
+        f"[{transform}] {name} was called while a program is being staged; {transform} runs on concrete arrays "
+        f"only ({hint})",
+        None,
+        user_location(),
+    )
+
+
 class _Lazy:
     """A string computed when first formatted (readable argument names cost an ``inspect.signature``)."""
 
@@ -168,12 +179,8 @@ class Pmapped:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_staging():
-            raise TransformError(
-                f"[pmap] {self.name} was called while a program is being staged; pmap runs on concrete arrays "
-                "only (inside a staged program, use vmap(f, axis_name=...) for the same collectives)",
-                None,
-                user_location(),
-            )
+            raise staging_refused("pmap", self.name, "inside a staged program, use vmap(f, axis_name=...) for the same "
+                                  "collectives")
         leaves, treedef = pytree.flatten((args, kwargs))
         # fast path: arguments that are all Arrays / NumPy arrays with a layout seen before (checked then)
         key: Hashable | None = _fast_key(treedef, leaves)

@@ -509,7 +509,8 @@ def _module_text(
     if num_replicas > 1 and emitter.token is not None:  # each device would order only its own callbacks
         first = next(c for c in emitter.host_callbacks if c.ordered)
         raise NotImplementedError(
-            f"{first.name}: ordered callbacks are not supported in programs that run on several devices (pmap)"
+            f"{first.name}: ordered callbacks are not supported in programs that run on several devices (pmap, "
+            "shard_map)"
             + (f"\n  at {first.loc}" if first.loc is not None else "")
         )
     emitter.loc = _loc_text(None)

@@ -9,21 +9,77 @@ arrays (that path imports jax when it is installed).
 
 CPU collectives must not be launched back to back (XLA's CPU rendezvous can abort the process), so ``run``
 holds a lock and waits for the results before it returns.
+
+Axis environment: a collective names one mapped axis; its lowering needs that axis's replica groups (the sets of
+replicas that exchange values). ``pmap`` has one axis spanning every replica (the default, no environment);
+``shard_map`` over a mesh lowers with ``axis_groups(mesh_groups(...))`` in effect, so ``psum`` over ``"i"`` on a
+2x2 mesh all-reduces within each pair of replicas that share the ``"j"`` coordinate.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 from jaxlib import _jax  # type: ignore[attr-defined]  # a compiled module without stubs
 from jaxlib import xla_client as xc
 
-from . import backend, runtime
+from . import backend, emit, runtime
 
 _LAUNCH = threading.Lock()
+
+Groups = tuple[tuple[int, ...], ...]  # replica ids, one tuple per group of replicas that exchange values
+_AXIS_GROUPS: ContextVar[Mapping[str, Groups] | None] = ContextVar("tensorstage_axis_groups", default=None)
+
+
+def mesh_groups(axis_names: Sequence[str], axis_sizes: Sequence[int]) -> dict[str, Groups]:
+    """Per mesh axis, its replica groups: the replica id of the device at mesh position p is p's row-major index
+    (its place in ``mesh.devices.flat``), and a group holds the replicas that differ only along that axis, in
+    the order of their coordinate along it."""
+    ids = np.arange(int(np.prod(axis_sizes, dtype=np.int64))).reshape(tuple(axis_sizes))
+    out: dict[str, Groups] = {}
+    for k, name in enumerate(axis_names):
+        rows = np.moveaxis(ids, k, -1).reshape(-1, axis_sizes[k])
+        out[name] = tuple(tuple(int(v) for v in row) for row in rows)
+    return out
+
+
+@contextmanager
+def axis_groups(groups: Mapping[str, Groups]) -> Iterator[None]:
+    """Lower collectives with these replica groups per axis name (see the module docstring)."""
+    token = _AXIS_GROUPS.set(groups)
+    try:
+        yield
+    finally:
+        _AXIS_GROUPS.reset(token)
+
+
+def groups_of(axis_name: str, axis_size: int) -> Groups:
+    """The replica groups of a collective over ``axis_name``: every replica, in one group, outside
+    ``axis_groups`` (pmap's one axis)."""
+    env = _AXIS_GROUPS.get()
+    if env is None:
+        return (tuple(range(axis_size)),)
+    groups = env.get(axis_name)
+    if groups is None or len(groups[0]) != axis_size:
+        raise ValueError(f"a collective over axis {axis_name!r} (size {axis_size}) was lowered in a module whose "
+                         f"axes are {', '.join(repr(k) for k in env)}; it has no replica groups")
+    return groups
+
+
+def module_text(
+    graph: Any, name: str, num_replicas: int, platform: str, groups: Mapping[str, Groups] | None = None
+) -> tuple[str, list[Any]]:
+    """``emit.module_text_and_callbacks`` for a ``num_replicas`` SPMD module, with ``groups`` (None: pmap's one
+    axis over every replica) in effect while the collectives lower."""
+    if groups is None:
+        return emit.module_text_and_callbacks(graph, name, num_replicas=num_replicas, platform=platform)
+    with axis_groups(groups):
+        return emit.module_text_and_callbacks(graph, name, num_replicas=num_replicas, platform=platform)
 
 
 def compile_replicated(text: str, devices: Sequence[Any], host_callbacks: Sequence[Any] = ()) -> Any:
@@ -69,15 +125,16 @@ def put_replicated(host: np.ndarray[Any, Any], devices: tuple[Any, ...]) -> Any:
 
 def output_handlers(out_avals: Sequence[tuple[tuple[int, ...], np.dtype[Any]]], devices: tuple[Any, ...]) -> list[Any]:
     """One handler per result: a global (n, *per_device) array tiled over ``devices``."""
-    handlers = []
-    for shape, dtype in out_avals:
-        aval = runtime.buffer_aval((len(devices), *shape), dtype)
-        sharding = _tiled(devices, len(shape))
-        if runtime._NEEDS_SKIP_CHECKS:
-            handlers.append(_jax.array_result_handler(aval, sharding, True, _skip_checks=True))
-        else:
-            handlers.append(_jax.array_result_handler(aval, sharding, True))
-    return handlers
+    return [output_handler((len(devices), *shape), dtype, _tiled(devices, len(shape))) for shape, dtype in out_avals]
+
+
+def output_handler(shape: tuple[int, ...], dtype: np.dtype[Any], sharding: Any) -> Any:
+    """A handler making a result one global array of ``shape`` with ``sharding`` (each device's result is its
+    shard, of the same bytes)."""
+    aval = runtime.buffer_aval(shape, dtype)
+    if runtime._NEEDS_SKIP_CHECKS:
+        return _jax.array_result_handler(aval, sharding, True, _skip_checks=True)
+    return _jax.array_result_handler(aval, sharding, True)
 
 
 def run(executable: Any, buffers: Sequence[Any], handlers: Sequence[Any]) -> list[Any]:

@@ -641,3 +641,8 @@ CASES["rng_bit_generator"] = [
          label=f"{algorithm}-{dtype}")
     for (algorithm, dtype) in _RNG_BITS
 ]
+
+# checkpoint_name: the identity, a tag that checkpoint policies read (tests/test_checkpoint_policies.py).
+CASES["checkpoint_name"] = [
+    Case(normal(3, 4), lambda x, name: x, {"name": "hidden"}, dtypes=("float32", "float64", "int32", "complex128")),
+]

@@ -316,7 +316,7 @@ def test_pmap_calls_back_on_every_device_and_refuses_ordered_callbacks(tmp_path:
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     seen, out, plus_one, refused = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "ordered callbacks are not supported in programs that run on several devices (pmap)" in refused
+    assert "ordered callbacks are not supported in programs that run on several devices (pmap, shard_map)" in refused
     assert seen == [[0, 1], [2, 3], [4, 5], [6, 7]]
     assert out == [[0, 2], [4, 6], [8, 10], [12, 14]] and plus_one == [[2, 2]] * 4
 

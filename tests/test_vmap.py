@@ -290,6 +290,7 @@ CASES["checkpoint_call"] = [
     Case(ops(normal(2, 3), normal(3, 3)), apply=lambda x, w: ts.checkpoint(lambda a, b: tnp.tanh(a @ b))(x, w))
 ]
 CASES["optimization_barrier"] = [Case(ops(normal(2, 3), ints(4)))]
+CASES["checkpoint_name"] = [Case(ops(normal(2, 3)), {"name": "hidden"})]
 CASES.update({name: [Case(ops(complex_normal(2, 3)))] for name in ("real", "imag", "conj")})
 CASES["complex"] = same(normal, 2)
 CASES["eig"] = [] if not EIG_RUNS else [  # LAPACK on CPU only

@@ -1,4 +1,5 @@
-"""StableHLO for the differentiation primitives: they lower to what they compute, ignoring their rules."""
+"""StableHLO for the differentiation primitives: they lower to what they compute, ignoring their rules (a
+``checkpoint_name`` tag is only for checkpoint policies: no op)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ from typing import Any
 
 from ...staging.ir import Aval, Graph
 from ...staging.primitives import autodiff as A
+from ...staging.primitives import remat as R
 from ..emit import Emitter, Value, lowers
 
 
 @lowers(A.stop_gradient_p)
 def _stop_gradient(em: Emitter, args: Sequence[Value], outs: Sequence[Aval]) -> list[Value]:
+    return [args[0]]
+
+
+@lowers(R.checkpoint_name_p)
+def _checkpoint_name(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, name: str) -> list[Value]:
     return [args[0]]
 
 

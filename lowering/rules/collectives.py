@@ -2,7 +2,9 @@
 
 psum/pmax/pmin -> ``all_reduce`` with a scalar combiner region; all_gather -> ``all_gather``; psum_scatter ->
 ``reduce_scatter`` with an add region; all_to_all -> ``all_to_all``; ppermute -> ``collective_permute``;
-axis_index -> ``replica_id``. The replica group is the whole mapped axis.
+axis_index -> ``replica_id``. The replica groups come from ``lowering.spmd.groups_of``: the whole mapped axis
+for ``pmap``, the replicas along one mesh axis for ``shard_map`` (there ``ppermute`` sends within every group and
+``axis_index`` reads the replica's position in its group from a constant table).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ...staging.ir import Aval
 from ...staging.primitive import Primitive
 from ...staging.primitives import collectives as C
 from ..emit import Emitter, Value, lowers
+from ..spmd import Groups, groups_of
 
 
 def _pairs_attr(rows: Sequence[Sequence[int]], width: int) -> str:
@@ -24,8 +27,22 @@ def _pairs_attr(rows: Sequence[Sequence[int]], width: int) -> str:
     return f"dense<[{body}]> : tensor<{len(rows)}x{width}xi64>"
 
 
-def replica_groups(size: int) -> str:
-    return "replica_groups = " + _pairs_attr([range(size)], size)
+def replica_groups(axis_name: str, size: int) -> str:
+    return "replica_groups = " + _pairs_attr(groups_of(axis_name, size), size)
+
+
+def _replica_pairs(perm: C.Perm, groups: Groups) -> list[tuple[int, int]]:
+    """Member pairs of the axis as replica pairs, within every group."""
+    return [(group[s], group[t]) for group in groups for s, t in perm]
+
+
+def _positions(groups: Groups) -> list[int]:
+    """Per replica id, its position in its group: its coordinate along the axis."""
+    table = [0] * sum(len(g) for g in groups)
+    for group in groups:
+        for k, replica in enumerate(group):
+            table[replica] = k
+    return table
 
 
 def _combiner(prim: Primitive, dtype: np.dtype[Any]) -> str:
@@ -49,7 +66,7 @@ def _all_reduce_rule(prim: Primitive) -> Any:
         scalar = Aval((), x.aval.dtype)
         combine = _combiner(prim, x.aval.dtype)
         body = em.region([scalar, scalar], lambda r, a: r.op(combine, a, [scalar]))
-        return em.op("stablehlo.all_reduce", [x], outs, replica_groups(axis_size), [body])
+        return em.op("stablehlo.all_reduce", [x], outs, replica_groups(axis_name, axis_size), [body])
 
     return rule
 
@@ -68,7 +85,7 @@ def _all_gather(
     if not tiled:  # gather along a new unit axis: stack instead of concatenate
         shape = (*x.aval.shape[:axis], 1, *x.aval.shape[axis:])
         x = em.op("stablehlo.reshape", [x], [Aval(shape, x.aval.dtype)])[0]
-    props = f"all_gather_dim = {axis} : i64, {replica_groups(axis_size)}"
+    props = f"all_gather_dim = {axis} : i64, {replica_groups(axis_name, axis_size)}"
     return em.op("stablehlo.all_gather", [x], outs, props)
 
 
@@ -84,7 +101,7 @@ def _psum_scatter(
     shape = x.aval.shape
     block = Aval((*shape[:d], shape[d] // axis_size, *shape[d + 1:]), x.aval.dtype)
     body = em.binary_region("stablehlo.add", Aval((), x.aval.dtype))
-    props = f"scatter_dimension = {d} : i64, {replica_groups(axis_size)}"
+    props = f"scatter_dimension = {d} : i64, {replica_groups(axis_name, axis_size)}"
     mine = em.op("stablehlo.reduce_scatter", [x], [block], props, [body])
     # untiled: the one slice per member drops its unit axis
     return mine if tiled else em.op("stablehlo.reshape", mine, outs)
@@ -99,7 +116,7 @@ def _all_to_all(
     if 0 in x.aval.shape:
         return _zeros(em, outs[0])
     props = (f"split_dimension = {split_axis} : i64, concat_dimension = {concat_axis} : i64, "
-             f"split_count = {axis_size} : i64, {replica_groups(axis_size)}")
+             f"split_count = {axis_size} : i64, {replica_groups(axis_name, axis_size)}")
     return em.op("stablehlo.all_to_all", [x], outs, props)
 
 
@@ -110,10 +127,19 @@ def _ppermute(
     (x,) = args
     if not perm or 0 in x.aval.shape:  # nobody receives anything, or there is nothing to send
         return _zeros(em, outs[0])
-    return em.op("stablehlo.collective_permute", [x], outs, "source_target_pairs = " + _pairs_attr(perm, 2))
+    pairs = _replica_pairs(perm, groups_of(axis_name, axis_size))
+    return em.op("stablehlo.collective_permute", [x], outs, "source_target_pairs = " + _pairs_attr(pairs, 2))
 
 
 @lowers(C.axis_index_p)
 def _axis_index(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, axis_name: str, axis_size: int) -> list[Value]:
     replica = em.op("stablehlo.replica_id", [], [Aval((), np.dtype(np.uint32))])[0]
-    return em.op("stablehlo.convert", [replica], outs)
+    table = _positions(groups_of(axis_name, axis_size))
+    if table == list(range(len(table))):  # one group of every replica (pmap): the replica id is the index
+        return em.op("stablehlo.convert", [replica], outs)
+    index = em.op("stablehlo.convert", [replica], [Aval((), C.INDEX_DTYPE)])[0]
+    values = Aval((len(table),), C.INDEX_DTYPE)
+    picked = Aval((1,), C.INDEX_DTYPE)
+    one = em.op("stablehlo.dynamic_slice", [em.constant(np.asarray(table, C.INDEX_DTYPE), values), index], [picked],
+                "slice_sizes = array<i64: 1>")
+    return em.op("stablehlo.reshape", one, outs)

@@ -12,7 +12,8 @@ from ..emit import Emitter, Value, lowers
 
 @lowers(M.checkpoint_call_p)
 def _checkpoint_call(
-    em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, fun: Graph, name: str, prevent_cse: bool
+    em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, fun: Graph, name: str, prevent_cse: bool,
+    policy: M.CheckpointPolicy | None,
 ) -> list[Value]:
     return em.graph_body(fun, args)
 
