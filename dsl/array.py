@@ -109,8 +109,14 @@ class Array(Tensor[DT, Unpack[Shape]]):
 
     @property
     def is_sharded(self) -> bool:
-        """Whether the array is split over several devices (a ``pmap`` result with the device axis first)."""
+        """Whether the array lives on several devices (a ``pmap`` or ``shard_map`` result: split along axis 0 over
+        them, or replicated on each; ``is_fully_replicated`` tells which)."""
         return not runtime.is_single_device(self.buffer)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holding the array holds all of it (a single-device array does)."""
+        return runtime.is_single_device(self.buffer) or runtime.is_replicated(self.buffer)
 
     @property
     def itemsize(self) -> int:

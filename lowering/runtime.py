@@ -148,6 +148,11 @@ def is_single_device(buffer: Any) -> bool:
     return len(buffer._sharding._internal_device_list) == 1
 
 
+def is_replicated(buffer: Any) -> bool:
+    """Whether each device of ``buffer`` holds the whole array."""
+    return bool(buffer._sharding._hlo_sharding.is_replicated())
+
+
 @cache
 def tiled_sharding(devices: tuple[Any, ...], ndim: int) -> Any:
     """Global arrays of rank ``ndim`` split along axis 0 into one block per device, in ``devices`` order."""

@@ -163,7 +163,7 @@ def check_data_parallel_train_step_matches_float64_numpy() -> None:
                 ref_w, ref_b = _numpy_step(ref_w, ref_b, x, y, shards)
                 buffers = [s.buffer for s in state]
                 state = step(*state, x, y)
-                assert state[0].is_sharded and state[0].buffer not in buffers
+                assert state[0].is_sharded and state[0].is_fully_replicated and state[0].buffer not in buffers
         finally:
             spmd_runtime.put_replicated = original  # type: ignore[assignment]
         assert not puts, "replicated results fed back were copied through the host"
@@ -178,7 +178,7 @@ def check_sharded_results_stay_on_devices_and_feed_back() -> None:
     x = RNG.standard_normal((8, 3)).astype(np.float32)
     double = ts.shard_map(lambda b: b * 2, mesh=_mesh22(), in_specs=P(("i", "j")), out_specs=P(("i", "j")))
     y = double(x)
-    assert y.is_sharded and y.devices() == tuple(ts.devices()[:4]) and y.shape == (8, 3)
+    assert y.is_sharded and not y.is_fully_replicated and y.devices() == tuple(ts.devices()[:4]) and y.shape == (8, 3)
     passed: list[Any] = []
     original = spmd_runtime.run
     spmd_runtime.run = lambda e, bufs, h: passed.append(bufs) or original(e, bufs, h)  # type: ignore[assignment]
