@@ -22,6 +22,7 @@ COVERED_ELSEWHERE |= {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_in
 COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_more.py
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}  # tests/test_callbacks.py: they call Python functions
+COVERED_ELSEWHERE |= {"check"}  # no results, no lowering outside checkify: tests/test_checkify.py
 
 
 def _params() -> list[Any]:

@@ -207,6 +207,8 @@ COVERED_ELSEWHERE = {"psum", "pmax", "pmin", "all_gather", "ppermute", "axis_ind
 COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_more.py
 # Host callbacks batch on the host, by their vmap_method: tests/test_callbacks.py.
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}
+# checkify's check has no results and lowers only through checkify: tests/test_checkify.py batches it both ways.
+COVERED_ELSEWHERE |= {"check"}
 
 
 def _custom_cases() -> None:

@@ -19,5 +19,6 @@ from . import schur
 from . import linear_solve  # custom_linear_solve and custom_root
 from . import callback  # pure_callback, io_callback
 from . import rng_bits  # rng_bit_generator
+from . import check  # checkify's check: refused when it reaches lowering
 
 __all__ = ["autodiff", "callback", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]

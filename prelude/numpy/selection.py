@@ -124,10 +124,17 @@ def _full(n: int, value: int | float | bool, like: Atom) -> Atom:
 
 
 def _scatter(op_name: str, into: Atom, target: Atom, values: Atom, combiner: str) -> Atom:
-    """``into.at[target].<combiner>(values)``; targets past the end are dropped (callers never pass negatives)."""
+    """``into.at[target].<combiner>(values)``; targets past the end are dropped (callers never pass negatives).
+    They go to a spare slot cut off afterwards, so the scatter stays in bounds (checkify's index checks flag
+    the updates a scatter drops)."""
     if target.aval.size == 0 or into.aval.size == 0:
         return into
-    return update_atom(op_name, into, (wrap(target),), values, combiner)
+    n = into.aval.shape[0]
+    spare = S.full_like(Aval((1, *into.aval.shape[1:]), into.aval.dtype), 0)
+    extended = SL.concatenate([S.reshape(into, into.aval.shape), spare], 0)
+    inside = E.minimum(target, E.scalar(n, target))
+    out = SL.slice_in_dim(update_atom(op_name, extended, (wrap(inside),), values, combiner), 0, n, 0)
+    return S.reshape(out, into.aval.shape, into.aval.dims)
 
 
 def _gather(op_name: str, x: Atom, index: Atom, axis: int = 0) -> Atom:

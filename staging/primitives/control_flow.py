@@ -21,13 +21,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes
-from ..builder import building, current_loc, inline
+from ..builder import bind, building, current_loc, inline
 from ..dce import dce
 from ..errors import DTypeError, ShapeError, TransformError
 from ..ir import Atom, Aval, DimName, Graph, Var, literal
 from ..primitive import Primitive, equation_has_effects
 from ..shapes import describe
 from ..zeros import MaybeZero, Zero, has_tangent
+from . import check as K
 from . import elementwise as E
 from . import reductions as R
 from . import structural as S
@@ -167,8 +168,12 @@ def _cond_batch(
     # Each example picks its own branch: run every branch on the whole batch and select per example.
     index = S.moveaxis(index, index_dim, 0)
     per_branch: list[list[Atom]] = []
-    for branch in branches:
-        outs, out_d = batch_emit(branch, operands, op_dims, size)
+    for i, branch in enumerate(branches):
+        if K.holds_check(branch):  # a member's checks hold in the branches it does not take
+            taken = _takes_branch(index, i, len(branches))
+            outs, out_d = batch_emit(K.guarded(branch), [taken, *operands], [0, *op_dims], size)
+        else:
+            outs, out_d = batch_emit(branch, operands, op_dims, size)
         per_branch.append([to_front(o, d, True, size, name) for o, d in zip(outs, out_d)])
     results = []
     for j in range(len(per_branch[0])):
@@ -181,6 +186,17 @@ def _cond_batch(
                 chosen = E.select(broadcast_pred(hit, chosen), per_branch[i][j], chosen)
         results.append(chosen)
     return results, [0] * len(results)
+
+
+def _takes_branch(index: Atom, i: int, count: int) -> Atom:
+    """Per member, whether batched ``index`` picks branch ``i`` of ``count`` (out-of-range: the last one)."""
+    dtype = index.aval.dtype
+    if dtype == dtypes.BOOL:
+        return index if i == 1 else bind(E.not_p, index)
+    if i < count - 1:
+        return E.eq(index, literal(i, dtype))
+    beyond = bind(E.ge_p, index, literal(count - 1, dtype))
+    return bind(E.or_p, E.lt(index, literal(0, dtype)), beyond)  # type: ignore[no-any-return]
 
 
 def_nested_axis_rules(cond_p, "branches")
@@ -305,7 +321,11 @@ def _while_batch(
         carry_vars = [Var(a) for a in carry_avals]
         (pred,), (d,) = batch_emit(cond_graph, [*cc_vars, *carry_vars], cc_dims + carry_in, size)
         pred = to_front(pred, d, True, size, name)
-        new, new_dims = batch_emit(body_graph, [*bc_vars, *carry_vars], bc_dims + carry_in, size)
+        if K.holds_check(body_graph):  # finished examples run the body too: their checks must hold
+            body_in, body_dims = [pred, *bc_vars, *carry_vars], [0, *bc_dims, *carry_in]
+            new, new_dims = batch_emit(K.guarded(body_graph), body_in, body_dims, size)
+        else:
+            new, new_dims = batch_emit(body_graph, [*bc_vars, *carry_vars], bc_dims + carry_in, size)
         held = [
             E.select(broadcast_pred(pred, old), to_front(n, nd, True, size, name), old)
             for n, nd, old in zip(new, new_dims, carry_vars)
