@@ -37,7 +37,7 @@ from .shard_map import shard_map
 from .sharding import P, make_mesh
 from . import numpy
 from . import debug, lax, nn, optim, random, scipy, tree, tree_util
-from . import experimental
+from . import experimental, image
 from . import tensor as _tensor
 
 # Tensor's operators forward to the op library, which is defined in terms of Tensor.
@@ -52,7 +52,7 @@ __all__ = [
     "Inexact", "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "c64", "c128", "default_device", "device_put",
     "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
-    "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util", "experimental",
+    "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util", "experimental", "image",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "ad_checkpoint", "checkpoint_name", "checkpoint_policies",
     "stop_gradient", "value_and_grad", "vjp",

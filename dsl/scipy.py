@@ -1,5 +1,6 @@
-"""``tensorstage.scipy`` (implemented in ``tensorstage.prelude.scipy``): special functions, distributions, linalg."""
+"""``tensorstage.scipy`` (implemented in ``tensorstage.prelude.scipy``): special functions, distributions, linalg,
+signal processing, interpolation, integration and optimization."""
 
-from .prelude.scipy import linalg, special, stats
+from .prelude.scipy import fft, integrate, interpolate, linalg, ndimage, optimize, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]

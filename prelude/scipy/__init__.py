@@ -1,5 +1,6 @@
-"""``tensorstage.scipy``: SciPy-compatible special functions, distributions and linear algebra, as ``jax.scipy``."""
+"""``tensorstage.scipy``: SciPy-compatible special functions, distributions, linear algebra, signal processing,
+interpolation, integration and optimization, as ``jax.scipy``."""
 
-from . import linalg, special, stats
+from . import fft, integrate, interpolate, linalg, ndimage, optimize, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]
