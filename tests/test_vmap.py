@@ -370,6 +370,14 @@ def _draw_batched(
     return batched, signed, examples
 
 
+# Elementwise primitives whose lowerings take seconds each to compile (series and continued fractions in while
+# loops) and whose batching rule is the shared elementwise one (test_slow_lowerings_share_the_elementwise_rule):
+# that rule is checked on every configuration by add, atan2, zeta, ...; two configurations (every operand batched,
+# and a rank-0 operand among mixed batched and unbatched ones) check each primitive's own wiring.
+SHARED_RULE_SLOW_LOWERINGS = ("igamma", "igammac", "igamma_grad_a", "betainc")
+SHARED_RULE_CONFIGURATIONS = ((0, 0), (1, 1))  # (case, trial)
+
+
 def _cases() -> list[tuple[str, int, int]]:
     """(primitive, case, trial): trial 0 batches every operand, trial 1 mixes batched and unbatched operands."""
     return [
@@ -378,7 +386,17 @@ def _cases() -> list[tuple[str, int, int]]:
         if name in REGISTRY
         for i in range(len(CASES[name]))
         for trial in range(2)
+        if name not in SHARED_RULE_SLOW_LOWERINGS or (i, trial) in SHARED_RULE_CONFIGURATIONS
     ]
+
+
+def test_slow_lowerings_share_the_elementwise_rule() -> None:
+    """The premise of SHARED_RULE_SLOW_LOWERINGS: a primitive given its own batching rule needs every configuration."""
+    shared = REGISTRY["add"].batch.__qualname__
+    assert shared == "batch_elementwise.<locals>.rule"
+    for name in SHARED_RULE_SLOW_LOWERINGS:
+        assert REGISTRY[name].batch.__qualname__ == shared, f"{name} has its own batching rule: test it on every case"
+        assert len(CASES[name]) == 2, name
 
 
 @pytest.mark.parametrize("name,index,trial", _cases(), ids=[f"{n}-{i}-{t}" for n, i, t in _cases()])
