@@ -187,7 +187,9 @@ def test_scan_over_layers_with_dots_saveable_stores_between_nothing_and_everythi
     # Per layer (0.5 MiB per value): nothing keeps the input; dots also both products; everything, every value.
     print(f"temp MiB: nothing {nothing / 2**20}, dots {dots / 2**20}, everything {everything / 2**20}")
     assert nothing < dots < everything, (nothing, dots, everything)
-    assert dots - nothing >= depth * batch * width * 4  # at least one saved product per layer
+    # At least one saved product per layer but the last, whose backward step comes first: jaxlib 0.11.2's buffer
+    # assignment holds that one no longer than the unpolicied run does (0.10.2 keeps all eight).
+    assert dots - nothing >= (depth - 1) * batch * width * 4
 
 
 def test_checkpoint_name_is_the_identity_under_every_transform(rng: np.random.Generator) -> None:
