@@ -45,3 +45,19 @@ def test_shape_dtype_struct_is_a_spec() -> None:
     assert isinstance(spec, ts.Spec) and spec.shape == (2, 3) and spec.dtype == np.float32
     with pytest.raises(ValueError, match="negative dimension"):
         ts.ShapeDtypeStruct((-1,), np.float32)
+
+
+def test_jax_style_submodule_imports() -> None:
+    """``tensorstage.scipy`` and ``tensorstage.experimental`` are packages: ``from jax.scipy.special import ...``
+    ports as it is, and each module's names are the library's own functions."""
+    from tensorstage.experimental.ode import odeint
+    from tensorstage.scipy.linalg import expm
+    from tensorstage.scipy.special import gammaincinv, hyp2f1, logsumexp
+    from tensorstage.scipy.stats import norm
+
+    assert logsumexp is ts.scipy.special.logsumexp and gammaincinv is ts.scipy.special.gammaincinv
+    assert hyp2f1.__name__ == "hyp2f1" and expm is ts.scipy.linalg.expm
+    assert norm is ts.scipy.stats.norm and odeint is ts.experimental.ode.odeint
+    for name in ts.scipy.__all__:
+        module = getattr(ts.scipy, name)
+        assert all(hasattr(module, public) for public in module.__all__), name

@@ -51,11 +51,15 @@ def marks(path: Path) -> list[Mark]:
 
 def typing_tree() -> Path:
     """mypy cannot see the editable install (an import hook), so mirror pyproject's package-dir mapping with
-    symlinks: .typing-tree/tensorstage/{*.py, staging, lowering, prelude}. Idempotent, safe to run concurrently."""
+    symlinks: .typing-tree/tensorstage/{*.py, its subpackages (scipy, ...), staging, lowering, prelude}. Idempotent,
+    safe to run concurrently."""
     mapping = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
     top = TREE / "tensorstage"
     top.mkdir(parents=True, exist_ok=True)
-    wanted = {top / f.name: f for f in (ROOT / mapping["tensorstage"]).iterdir() if f.suffix in (".py", ".typed")}
+    wanted = {
+        top / f.name: f for f in (ROOT / mapping["tensorstage"]).iterdir()
+        if f.suffix in (".py", ".typed") or (f / "__init__.py").is_file()
+    }
     for package, folder in mapping.items():
         if package != "tensorstage":
             wanted[TREE.joinpath(*package.split("."))] = ROOT / folder

@@ -6,6 +6,7 @@ import tensorstage as ts
 from tensorstage import Dim, Tensor, f32, f64
 from tensorstage import numpy as tnp
 from tensorstage.scipy import special, stats
+from tensorstage.scipy.special import logsumexp  # JAX's import style: tensorstage.scipy is a package
 
 
 class Batch(Dim): ...
@@ -19,7 +20,7 @@ DIMS = dict(Batch=4, Comp=3, Feat=2)
 @ts.program
 def mixture_loglik(x: Tensor[f32, Batch], mu: Tensor[f32, Comp], log_w: Tensor[f32, Comp]) -> Tensor[f32, Batch]:
     per_comp: Tensor[f32, Batch, Comp] = stats.norm.logpdf(x[:, None], mu[None, :], 1.5) + log_w
-    total: Tensor[f32, Batch] = special.logsumexp(per_comp, axis=1)
+    total: Tensor[f32, Batch] = logsumexp(per_comp, axis=1)
     return total
 
 

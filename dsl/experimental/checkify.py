@@ -32,17 +32,17 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 
-from . import pytree
-from .program import Program
-from .staging.builder import is_staging
-from .staging.errors import TransformError
-from .staging.ir import SourceLoc
-from .staging.primitives import check as K
-from .staging.source import user_location
-from .staging.transforms import checkify as C
-from .subgraph import as_program, function_name, param_names, stage_subgraph
-from .tensor import Tensor
-from .trace import to_atom, wrap
+from .. import pytree
+from ..program import Program
+from ..staging.builder import is_staging
+from ..staging.errors import TransformError
+from ..staging.ir import SourceLoc
+from ..staging.primitives import check as K
+from ..staging.source import user_location
+from ..staging.transforms import checkify as C
+from ..subgraph import as_program, function_name, param_names, stage_subgraph
+from ..tensor import Tensor
+from ..trace import to_atom, wrap
 
 __all__ = [
     "CheckifyError", "Error", "ErrorSet", "JaxRuntimeError", "all_checks", "automatic_checks", "check", "checkify",
