@@ -15,7 +15,7 @@ loop's condition is evaluated once before the loop and at the end of each body s
 Primitives with nested graphs but no rule (custom_jvp/vjp calls, linear solves, ...) refuse a ``check`` inside.
 
 The result is the code, the payloads of every site and the outputs, plus the table of ``Site``s that says what
-each code means; the front end (``dsl/checkify.py``) turns them into messages.
+each code means; the front end (``dsl/experimental/checkify.py``) turns them into messages.
 """
 
 from __future__ import annotations
