@@ -48,9 +48,13 @@ def test_shape_dtype_struct_is_a_spec() -> None:
 
 
 def test_jax_style_submodule_imports() -> None:
-    """``tensorstage.scipy`` and ``tensorstage.experimental`` are packages: ``from jax.scipy.special import ...``
-    ports as it is, and each module's names are the library's own functions."""
+    """``tensorstage.numpy``, ``nn``, ``lax``, ``scipy`` and ``experimental`` are packages: ``from
+    jax.scipy.special import ...`` ports as it is, and each module's names are the library's own functions."""
     from tensorstage.experimental.ode import odeint
+    from tensorstage.lax.linalg import cholesky
+    from tensorstage.nn.initializers import glorot_normal
+    from tensorstage.numpy.fft import rfft
+    from tensorstage.numpy.linalg import norm as norm_
     from tensorstage.scipy.linalg import expm
     from tensorstage.scipy.special import gammaincinv, hyp2f1, logsumexp
     from tensorstage.scipy.stats import norm
@@ -58,6 +62,8 @@ def test_jax_style_submodule_imports() -> None:
     assert logsumexp is ts.scipy.special.logsumexp and gammaincinv is ts.scipy.special.gammaincinv
     assert hyp2f1.__name__ == "hyp2f1" and expm is ts.scipy.linalg.expm
     assert norm is ts.scipy.stats.norm and odeint is ts.experimental.ode.odeint
+    assert cholesky is ts.lax.linalg.cholesky and glorot_normal is ts.nn.initializers.glorot_normal
+    assert rfft is tnp.fft.rfft and norm_ is tnp.linalg.norm
     for name in ts.scipy.__all__:
         module = getattr(ts.scipy, name)
         assert all(hasattr(module, public) for public in module.__all__), name
