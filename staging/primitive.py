@@ -116,13 +116,23 @@ def nested_graphs(prim: Primitive, params: Mapping[str, Any]) -> Iterator[Graph]
         yield from value if isinstance(value, tuple) else (value,)
 
 
+def graph_holds(graph: Graph, test: Callable[[Equation], bool]) -> bool:
+    """Whether ``test`` holds for an equation of ``graph`` or of a graph nested in one (a loop body, a branch, a
+    checkpointed function), at any depth."""
+    return any(
+        test(eqn) or any(graph_holds(g, test) for g in nested_graphs(eqn.primitive, eqn.params)) for eqn in graph.eqns
+    )
+
+
 def equation_has_effects(eqn: Equation) -> bool:
     """Whether running ``eqn`` has an effect: its primitive is effectful, or a nested graph holds an equation
     that has one (a print in a loop body), so dead-code elimination must keep it."""
     prim = eqn.primitive
-    return prim.effectful or any(
-        equation_has_effects(e) for graph in nested_graphs(prim, eqn.params) for e in graph.eqns
-    )
+    return prim.effectful or any(graph_holds(g, _effectful) for g in nested_graphs(prim, eqn.params))
+
+
+def _effectful(eqn: Equation) -> bool:
+    return eqn.primitive.effectful
 
 
 REGISTRY: Final[dict[str, Primitive]] = {}

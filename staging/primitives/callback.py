@@ -26,8 +26,8 @@ import numpy as np
 
 from ..builder import bind
 from ..errors import TransformError
-from ..ir import Atom, Aval, Graph, SourceLoc
-from ..primitive import Primitive, nested_graphs
+from ..ir import Atom, Aval, Equation, Graph, SourceLoc
+from ..primitive import Primitive, graph_holds
 from ..zeros import MaybeZero, Zero
 from .subgraph_edits import batch_size_and_name
 
@@ -211,12 +211,11 @@ def pure_callback(args: Sequence[Atom], callback: HostCallback) -> list[Atom]:
 
 def has_ordered_effects(graph: Graph) -> bool:
     """Whether ``graph`` (or a graph nested in it: a loop body, a branch) holds an ordered io callback."""
-    for eqn in graph.eqns:
-        if eqn.primitive is io_callback_p and eqn.params["callback"].ordered:
-            return True
-        if any(has_ordered_effects(g) for g in nested_graphs(eqn.primitive, eqn.params)):
-            return True
-    return False
+    return graph_holds(graph, _is_ordered_callback)
+
+
+def _is_ordered_callback(eqn: Equation) -> bool:
+    return eqn.primitive is io_callback_p and eqn.params["callback"].ordered
 
 
 def io_callback(args: Sequence[Atom], callback: HostCallback) -> list[Atom]:

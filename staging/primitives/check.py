@@ -24,7 +24,7 @@ from .. import dtypes
 from ..builder import bind, building, located
 from ..errors import DTypeError, TransformError
 from ..ir import Atom, Aval, Equation, Graph, Var, literal
-from ..primitive import Primitive, nested_graphs
+from ..primitive import Primitive, graph_holds, nested_graphs
 from ..zeros import MaybeZero
 from . import elementwise as E
 from . import reductions as R
@@ -96,10 +96,11 @@ def _member(x: Atom, axis: int, index: Atom) -> Atom:
 
 def holds_check(graph: Graph) -> bool:
     """Whether ``graph`` or a graph nested in it holds a check."""
-    return any(
-        eqn.primitive is check_p or any(holds_check(g) for g in nested_graphs(eqn.primitive, eqn.params))
-        for eqn in graph.eqns
-    )
+    return graph_holds(graph, _is_check)
+
+
+def _is_check(eqn: Equation) -> bool:
+    return eqn.primitive is check_p
 
 
 def guarded(graph: Graph) -> Graph:
