@@ -6,8 +6,10 @@ the declared shapes and dtypes; ``io_callback`` runs ``f`` for its effect too (i
 per program execution). Array-like leaves of the arguments (staged tensors, arrays, NumPy arrays, Python numbers)
 reach ``f`` as NumPy arrays; other leaves (strings, None) as they are. Outside staging both call ``f`` at once.
 
-Deliberate differences from JAX: callbacks run on CPU programs only (lowering for a GPU raises); ``sharding`` is
-not accepted. Unordered callbacks that do not depend on each other's values may run in any order (XLA schedules
+On a GPU, jaxlib's CUDA handler (``jax-cuda13-plugin``) copies the operands to the host and the results back,
+synchronizing the stream around the call; without that package, compiling such a program for a GPU raises.
+
+Deliberate differences from JAX: ``sharding`` is not accepted. Unordered callbacks that do not depend on each other's values may run in any order (XLA schedules
 them by their operands, so a print of a value computed late comes late); ``ordered=True`` (``io_callback``,
 ``debug.print``, ``debug.callback``) runs them in the order they were staged, step by step in loops, and a program
 with ordered callbacks runs to completion before its call returns (JAX keeps such calls asynchronous, threading a

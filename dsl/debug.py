@@ -1,5 +1,5 @@
 """``ts.debug``: print staged values, or run a Python function on them, while a compiled program runs (JAX's
-``jax.debug``). Both are host callbacks (``callbacks.py``): CPU programs only, run once per execution (once per
+``jax.debug``). Both are host callbacks (``callbacks.py``), run once per execution (once per
 member under ``vmap``), on the primal values under differentiation, never dropped as dead code.
 """
 

@@ -135,7 +135,7 @@ class Compiled(Generic[P, R]):
         in_layouts = tuple((a.dtype, a.shape) for a in self.in_avals)
         self._handlers = [runtime.result_handler(a.shape, a.dtype, device.xla) for a in self.out_avals]
         callbacks = staged._host_callbacks.get(device.platform, [])
-        self._execute = _raising_callback_failures(executable.execute_sharded, callbacks)
+        self._execute = _raising_callback_failures(executable.execute_sharded, callbacks, device.platform)
         self._validated: set[Hashable] = set()  # fast-path keys (dispatch.py) of calls that passed the checks
         # Set by every run; the owning Program's cache eviction reads and clears it (a list: see _runner).
         self._used = [False]
@@ -244,29 +244,35 @@ _Run = Callable[[Sequence[Any]], Any]
 _RunBuffers = Callable[[list[Any], Sequence[Any]], Any]
 
 
-def _raising_callback_failures(execute: Callable[..., Any], callbacks: Sequence[Any]) -> Any:
+def _raising_callback_failures(execute: Callable[..., Any], callbacks: Sequence[Any], platform: str) -> Any:
     """``execute``, raising a host callback's own exception where XLA reports its failure as a runtime error. A
     program with ordered callbacks runs to completion before the call returns, so the ordered callbacks of
     successive calls (of it or of another such program) run in the order of the calls; other runs are left to
-    ``effects_barrier``."""
+    ``effects_barrier``. On a GPU every run with callbacks is waited for: XLA:GPU would report a callback's
+    failure only when the results are read, as its own error without the callback's exception."""
     if not callbacks:
         return execute
-    ordered = any(callback.ordered for callback in callbacks)
+    waits = platform != "cpu" or any(callback.ordered for callback in callbacks)
+
+    def raise_failure() -> None:
+        for callback in callbacks:
+            failure = callback.take_failure()
+            if failure is not None:
+                raise failure from None
 
     def run(buffers: list[Any]) -> Any:
         try:
             results = execute(buffers, with_tokens=True)
-            if ordered:
+            if waits:
                 results.consume_token().block_until_ready()
             else:
                 runtime.track_effects(results.consume_token())
-            return results
         except Exception:
-            for callback in callbacks:
-                failure = callback.take_failure()
-                if failure is not None:
-                    raise failure from None
+            raise_failure()
             raise
+        if waits:
+            raise_failure()
+        return results
 
     return run
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ctypes
+import importlib
 import importlib.util
 import os
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 # XLA logs two INFO lines per client; keep users' output clean unless they ask for the logs.
@@ -15,6 +16,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 import numpy as np  # noqa: E402
 from jaxlib import xla_client as xc  # noqa: E402
 
+from ..staging.primitives.callback import HostCallback
 from . import compile_cache
 
 _CUDA_LIBRARIES = (
@@ -69,12 +71,52 @@ def gpu_client() -> Any:
     _preload_cuda_wheels()
     try:
         if not xc.pjrt_plugin_loaded("cuda"):  # jax may have loaded it in this process: a second load fails
-            xc.load_pjrt_plugin_dynamically("cuda", library)
+            _register_gpu_ffi_handlers(xc.load_pjrt_plugin_dynamically("cuda", library))
         if not xc.pjrt_plugin_initialized("cuda"):
             xc.initialize_pjrt_plugin("cuda")
         return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
     except Exception as exc:  # jaxlib raises its own runtime error types here
         raise DeviceUnavailableError(f"device='gpu' is unavailable: {exc}") from exc
+
+
+# The CUDA plugin extension module whose FFI handlers (the GPU's host-callback handler among them) this process
+# registered when it loaded the plugin; None if it did not (no such module, or jax loaded the plugin first).
+_gpu_callback_handlers: list[str | None] = [None]
+
+
+def _register_gpu_ffi_handlers(c_api: Any) -> None:
+    """Register the CUDA plugin's FFI handlers (Python callbacks among them) with XLA:GPU, as the plugin's jax glue
+    does. They live in a separate extension module (``jax_cuda13_plugin``, Python 3.12+ wheels) that does not import
+    jax; without it GPU programs still compile, only host callbacks in them are refused."""
+    extension = None
+    for package in ("jax_cuda13_plugin", "jax_cuda12_plugin"):
+        try:
+            extension = importlib.import_module(f"{package}.cuda_plugin_extension")
+            break
+        except ImportError:
+            continue
+    if extension is None:
+        return
+    xc.register_custom_type_handler("CUDA", partial(extension.register_custom_type, c_api))
+    xc.register_custom_call_handler("CUDA", partial(extension.register_custom_call_target, c_api))
+    for name, type_id in extension.ffi_types().items():
+        xc.register_custom_type(name, type_id, platform="CUDA")
+    for name, handler in extension.ffi_handlers().items():
+        xc.register_custom_call_target(name, handler, platform="CUDA", api_version=1)
+    _gpu_callback_handlers[0] = extension.__name__
+
+
+def gpu_host_callbacks_unavailable() -> str | None:
+    """Why GPU programs cannot call back into Python here, or None when they can."""
+    gpu_client()
+    if _gpu_callback_handlers[0] is not None:
+        return None
+    if xc.pjrt_plugin_loaded("cuda") and "CUDA" in getattr(xc, "_custom_callback_handler", {}):
+        return None  # another loader of the plugin (jax) registered the handlers
+    return (
+        "host callbacks in GPU programs need jaxlib's CUDA callback handlers, from the jax-cuda13-plugin package "
+        "(jax_cuda13_plugin.cuda_plugin_extension, Python 3.12+), which is not importable here"
+    )
 
 
 def client_for(platform: str) -> Any:
@@ -136,8 +178,15 @@ def compile_module_cached(
             raise
 
     if host_callbacks:
+        if client.platform != "cpu" and (reason := gpu_host_callbacks_unavailable()) is not None:
+            raise NotImplementedError(f"{_callback_names(host_callbacks)}: {reason}")
         return compile(), False
     return compile_cache.compile_cached(text, devices, opts, compile)
+
+
+def _callback_names(host_callbacks: Sequence[Any]) -> str:
+    return ", ".join(callback.described() if isinstance(callback, HostCallback) else repr(callback)
+                     for callback in host_callbacks)
 
 
 @cache

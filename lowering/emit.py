@@ -96,6 +96,16 @@ TOKEN: Final = Aval((-1,), dtypes.BOOL)
 TOKEN_TYPE: Final = "!stablehlo.token"
 
 
+def layout(rank: int, column_major: bool = False) -> str:
+    """A custom call's operand or result layout (minor-to-major dimension order): row major, or column-major
+    matrices (the last two axes) in row-major batches. Without one, XLA may pick any layout for the call's
+    operands (XLA:GPU does, for transposed values)."""
+    if not rank:
+        return "dense<> : tensor<0xindex>"
+    order = [rank - 2, rank - 1, *range(rank - 3, -1, -1)] if column_major else range(rank - 1, -1, -1)
+    return f"dense<[{', '.join(str(d) for d in order)}]> : tensor<{rank}xindex>"
+
+
 def tensor_type(aval: Aval) -> str:
     key = (aval.shape, aval.dtype)
     text = _TYPE_TEXT.get(key)

@@ -17,12 +17,10 @@ import pytest
 
 import tensorstage as ts
 from tensorstage import numpy as tnp
-from tensorstage.lowering import compile_cache
+from tensorstage.lowering import backend, compile_cache
 from tensorstage.staging.primitives.callback import CallbackError
 
 from conftest import PLATFORM
-
-pytestmark = pytest.mark.skipif(PLATFORM != "cpu", reason="host callbacks run in CPU programs only")
 
 F32 = np.float32
 
@@ -275,10 +273,18 @@ def test_bad_arguments_are_refused_when_staging() -> None:
         ts.pure_callback(np.sin, ts.Spec((1,), np.dtype("U3")), np.ones(1, F32))
 
 
-def test_lowering_for_a_gpu_is_refused_clearly() -> None:
+def test_a_gpu_program_calls_the_cuda_plugins_handler() -> None:
     staged = ts.program(lambda v: ts.pure_callback(np.sin, vec(2), v)).stage(np.ones(2, F32))
-    with pytest.raises(NotImplementedError, match="CPU programs only.*'gpu'"):
-        staged.stablehlo("gpu")
+    assert 'call_target_name = "xla_ffi_python_gpu_callback"' in staged.stablehlo("gpu")
+    assert 'call_target_name = "xla_ffi_python_cpu_callback"' in staged.stablehlo("cpu")
+
+
+@pytest.mark.skipif(PLATFORM != "gpu", reason="needs a GPU client")
+def test_a_gpu_without_the_callback_handlers_refuses_with_the_callbacks_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backend, "gpu_host_callbacks_unavailable", lambda: "no handlers here")
+    staged = ts.program(lambda v: ts.pure_callback(np.cos, vec(2), v)).stage(np.ones(2, F32))
+    with pytest.raises(NotImplementedError, match=r"pure_callback cos \(staged at .*test_callbacks.py:\d+\): no handlers"):
+        staged.compile("gpu")
 
 
 def test_a_program_with_callbacks_never_uses_the_disk_cache(tmp_path: Path, calls: list[Any]) -> None:

@@ -13,10 +13,6 @@ import pytest
 import tensorstage as ts
 from tensorstage import numpy as tnp
 
-from conftest import PLATFORM
-
-pytestmark = pytest.mark.skipif(PLATFORM != "cpu", reason="host callbacks run in CPU programs only")
-
 F32 = np.float32
 Log = list[tuple[str, float]]
 

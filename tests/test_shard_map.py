@@ -52,8 +52,9 @@ def test_partition_spec_entries_and_equality() -> None:
 def test_mesh_and_make_mesh() -> None:
     mesh = _mesh1()
     assert mesh.shape == {"i": 1, "j": 1} and mesh.axis_names == ("i", "j") and mesh.size == 1
-    assert mesh.devices.shape == (1, 1) and mesh.device_list == (ts.devices()[0],)
-    assert mesh == Mesh(np.array(ts.devices()[:1]).reshape(1, 1), ("i", "j")) and "'i': 1" in repr(mesh)
+    default = ts.default_device()  # make_mesh's devices are the default platform's, as in jax
+    assert mesh.devices.shape == (1, 1) and mesh.device_list == (default,)
+    assert mesh == Mesh(np.array([default]).reshape(1, 1), ("i", "j")) and "'i': 1" in repr(mesh)
     assert ts.make_mesh((1,), ("d",), devices=ts.devices()[:1]).axis_names == ("d",)
     with pytest.raises(ValueError, match="2 dimensions .* but 1 axis names"):
         Mesh(np.array(ts.devices()[:1]).reshape(1, 1), ("i",))
@@ -65,8 +66,9 @@ def test_mesh_and_make_mesh() -> None:
         Mesh([ts.devices()[0], ts.devices()[0]], ("i",))
     with pytest.raises(ValueError, match="needs 2 devices, got 1"):
         ts.make_mesh((2,), ("i",), devices=ts.devices()[:1])
-    with pytest.raises(ValueError, match="TENSORSTAGE_CPU_DEVICES"):
+    with pytest.raises(ValueError, match=rf"needs 64 devices, but only \d+ {default.platform} device") as info:
         ts.make_mesh((64,), ("i",))
+    assert ("TENSORSTAGE_CPU_DEVICES=64" in str(info.value)) == (default.platform == "cpu")
 
 
 # ------------------------------------------------------------------------------ a one-device mesh, here

@@ -3,42 +3,45 @@ index in the module's callback list (the compiler receives the list with the mod
 takes the ordering token and returns the next one (XLA hands the Python function None for it), so ordered
 callbacks run in the order they were staged whatever their operands.
 
-Only XLA:CPU is supported: GPU callbacks need the CUDA plugin's handlers registered, which this version does not
-do, so lowering for another platform raises a clear error instead of a module XLA would reject at compile time.
+On a GPU the custom call names the CUDA plugin's handler instead, which copies operands to the host, calls the
+same Python function and copies its results back; ``backend`` registers that handler when it loads the plugin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ...staging.ir import Aval
 from ...staging.primitives import callback as C
-from ..emit import TOKEN, Emitter, Value, lowers
+from ..emit import TOKEN, Emitter, Value, layout, lowers
 
-_TARGET = "xla_ffi_python_cpu_callback"
+_CPU_TARGET = "xla_ffi_python_cpu_callback"
+_GPU_TARGET = "xla_ffi_python_gpu_callback"
 
 
 def _lower(
     em: Emitter, args: Sequence[Value], outs: Sequence[Aval], callback: C.HostCallback, effectful: bool
 ) -> list[Value]:
-    if em.platform != "cpu":
-        raise NotImplementedError(
-            f"{callback.name}: host callbacks (pure_callback, io_callback, debug.print, debug.callback) run on "
-            f"CPU programs only; this program is compiled for {em.platform!r}"
-            + (f"\n  at {callback.loc}" if callback.loc is not None else "")
-        )
     index = len(em.host_callbacks)
     em.host_callbacks.append(callback)
     side_effect = "true" if effectful else "false"
+    target = _CPU_TARGET if em.platform == "cpu" else _GPU_TARGET
+    operands, results = ([em.ordering_token(), *args], [TOKEN, *outs]) if callback.ordered else (list(args), list(outs))
     props = (
-        f'api_version = 4 : i32, backend_config = {{index = {index} : ui64}}, call_target_name = "{_TARGET}", '
-        f"has_side_effect = {side_effect}"
+        f'api_version = 4 : i32, backend_config = {{index = {index} : ui64}}, call_target_name = "{target}", '
+        f"has_side_effect = {side_effect}, operand_layouts = [{_layouts(v.aval for v in operands)}], "
+        f"result_layouts = [{_layouts(results)}]"
     )
     if not callback.ordered:
-        return em.op("stablehlo.custom_call", args, outs, props)
-    token, *results = em.op("stablehlo.custom_call", [em.ordering_token(), *args], [TOKEN, *outs], props)
+        return em.op("stablehlo.custom_call", operands, results, props)
+    token, *values = em.op("stablehlo.custom_call", operands, results, props)
     em.token = token
-    return results
+    return values
+
+
+def _layouts(avals: Iterable[Aval]) -> str:
+    """Row major, as the handlers read and write their NumPy arrays (a token has no layout)."""
+    return ", ".join(layout(0 if aval is TOKEN else aval.ndim) for aval in avals)
 
 
 @lowers(C.pure_callback_p)

@@ -34,7 +34,7 @@ from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import decompositions as D
 from .. import lapack
-from ..emit import Emitter, Value, i64_array, int_list, lowers, tensor_type
+from ..emit import Emitter, Value, i64_array, int_list, layout, lowers, tensor_type
 from .complex_parts import _conj
 from .elementwise import compare, widen
 from .linalg import precision_props
@@ -133,14 +133,6 @@ def _lapack_target(em: Emitter, kernel: str, a: Aval) -> str | None:
     return lapack.target(kernel, a.dtype, em.platform)
 
 
-def _layout(rank: int, column_major: bool) -> str:
-    """Minor-to-major order: row major, or column major matrices (the last two axes) in row-major batches."""
-    if not rank:
-        return "dense<> : tensor<0xindex>"
-    order = [rank - 2, rank - 1, *range(rank - 3, -1, -1)] if column_major else range(rank - 1, -1, -1)
-    return f"dense<[{', '.join(str(d) for d in order)}]> : tensor<{rank}xindex>"
-
-
 def lapack_call(
     em: Emitter, target: str, operands: Sequence[Value], results: Sequence[Aval], column_major: bool = False,
     alias: int = 0, majors: Sequence[bool] | None = None, ints: dict[str, int] | None = None, **chars: str,
@@ -154,7 +146,7 @@ def lapack_call(
     rank = operands[0].aval.ndim
     avals = [*(v.aval for v in operands), *results]
     cols = list(majors) if majors is not None else [column_major and a.ndim == rank for a in avals]
-    layouts = [_layout(a.ndim, c) for a, c in zip(avals, cols)]
+    layouts = [layout(a.ndim, c) for a, c in zip(avals, cols)]
     options = [f"{k} = {ord(v)} : ui8" for k, v in chars.items()] + [f"{k} = {v} : i32" for k, v in (ints or {}).items()]
     config = ", ".join(sorted(options))
     props = (

@@ -19,26 +19,18 @@ from ...staging import dtypes
 from ...staging.ir import Aval
 from ...staging.primitives import eig as EG
 from .. import lapack
-from ..emit import Emitter, Value, lowers, tensor_type
+from ..emit import Emitter, Value, layout, lowers, tensor_type
 from .decompositions import nan_where_failed
 from .elementwise import widen
-
-
-def _layout(aval: Aval, column_major: bool) -> str:
-    rank = aval.ndim
-    if not rank:
-        return "dense<> : tensor<0xindex>"
-    order = [rank - 2, rank - 1, *range(rank - 3, -1, -1)] if column_major else range(rank - 1, -1, -1)
-    return f"dense<[{', '.join(str(d) for d in order)}]> : tensor<{rank}xindex>"
 
 
 def _geev(em: Emitter, target: str, a: Value, results: Sequence[Aval], left: bool, right: bool) -> list[Value]:
     """The kernel's custom call: matrices (operand and eigenvectors) column major, vectors row major."""
     matrix_rank = a.aval.ndim
-    layouts = [_layout(r, r.ndim == matrix_rank) for r in results]
+    layouts = [layout(r.ndim, r.ndim == matrix_rank) for r in results]
     props = (
         f'api_version = 1 : i32, backend_config = "", call_target_name = "{target}", '
-        f"operand_layouts = [{_layout(a.aval, True)}], result_layouts = [{', '.join(layouts)}]"
+        f"operand_layouts = [{layout(a.aval.ndim, True)}], result_layouts = [{', '.join(layouts)}]"
     )
     modes = f"compute_left = {ord('V' if left else 'N')} : ui8, compute_right = {ord('V' if right else 'N')} : ui8"
     types = [tensor_type(r) for r in results]

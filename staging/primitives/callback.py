@@ -70,6 +70,10 @@ class HostCallback:
     def __repr__(self) -> str:
         return f"<host callback {self.name}>"
 
+    def described(self) -> str:
+        """Its name and the line that staged it, for errors about the callback as a whole."""
+        return f"{self.name}{_at(self.loc)}"
+
     def batched(self, size: int, batched: tuple[bool, ...], name: Any) -> HostCallback:
         """This callback under one more vmap of ``size`` members (``batched``: which operands carry its axis,
         moved to the front)."""
