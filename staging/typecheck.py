@@ -11,6 +11,7 @@ from typing import Any
 from .builder import abstract_eval
 from .errors import StagingError
 from .ir import Graph, Literal, Var
+from .primitive import nested_graphs
 
 
 class GraphTypeError(AssertionError):
@@ -18,19 +19,28 @@ class GraphTypeError(AssertionError):
 
 
 def typecheck(graph: Graph) -> None:
-    """Check ``graph`` and, recursively, every graph nested in an equation's params (branches, loop bodies)."""
+    """Check ``graph`` and, recursively, every graph nested in an equation's params (branches, loop bodies). Every
+    nested graph must be one its primitive declares (``graph_params``): the transforms and the lowering find
+    nested graphs only through that declaration."""
     _check_flat(graph)
     for eqn in graph.eqns:
-        for nested in _nested_graphs(eqn.params.values()):
+        declared = list(nested_graphs(eqn.primitive, eqn.params))
+        found = list(_graphs_in(eqn.params.values()))
+        if {id(g) for g in found} != {id(g) for g in declared}:
+            raise GraphTypeError(
+                f"{eqn.primitive.name}: its params hold {len(found)} graph(s) but its graph_params "
+                f"{eqn.primitive.graph_params} name {len(declared)}"
+            )
+        for nested in declared:
             typecheck(nested)
 
 
-def _nested_graphs(values: Any) -> Iterator[Graph]:
+def _graphs_in(values: Any) -> Iterator[Graph]:
     for value in values:
         if isinstance(value, Graph):
             yield value
         elif isinstance(value, (tuple, list)):
-            yield from _nested_graphs(value)
+            yield from _graphs_in(value)
 
 
 def _check_flat(graph: Graph) -> None:
