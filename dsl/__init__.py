@@ -11,7 +11,7 @@ from .array import Array, Device, asarray, default_device, device_put, devices
 from .dims import Dim
 from .lowering.backend import DeviceUnavailableError
 from .dtypes import DType, Bool, Complex, Floating, Inexact, Integer, Number, Signed, Unsigned, bf16, bool_
-from .dtypes import c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u32
+from .dtypes import c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 from .program import Program, program
 from .staged import Compiled, Staged
 from .pytree import register_pytree_node, tree_map
@@ -51,7 +51,8 @@ __all__ = [
     "Complex", "Dim", "Floating",
     "Inexact", "Integer", "Number", "Program", "ShapeError", "Signed", "Spec", "Staged", "StagingError", "Tensor",
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "c64", "c128", "default_device", "device_put",
-    "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map", "u8", "u32",
+    "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map",
+    "u8", "u16", "u32", "u64",
     "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util", "experimental", "image",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "ad_checkpoint", "checkpoint_name", "checkpoint_policies",

@@ -262,11 +262,13 @@ def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
         host = np.asarray(x)
     except ValueError as exc:  # a ragged nested list
         raise ValueError(f"asarray: cannot make an array of {type(x).__name__} {x!r:.80}: {exc}") from None
-    if host.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
+    if hasattr(x, "dtype"):  # arrays (NumPy's, ours, others') keep their dtype
+        pass
+    elif host.dtype == np.float64:
         host = host.astype(_dt.DEFAULT_FLOAT)  # nested Python lists of floats, as jnp.asarray does
-    elif host.dtype == np.complex128 and not isinstance(x, (np.ndarray, np.generic)):
+    elif host.dtype == np.complex128:
         host = host.astype(_dt.DEFAULT_COMPLEX)
-    elif host.dtype == np.int64 and not isinstance(x, (np.ndarray, np.generic)):
+    elif host.dtype in (np.int64, np.uint64):
         if host.size and not (-(2**31) <= host.min() and host.max() < 2**31):
             raise ValueError("Python integers out of the default integer dtype i32's range; pass a dtype")
         host = host.astype(_dt.DEFAULT_INT)

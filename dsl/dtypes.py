@@ -99,15 +99,23 @@ class u8(Unsigned):
     numpy = np.dtype(np.uint8)
 
 
+class u16(Unsigned):
+    numpy = np.dtype(np.uint16)
+
+
 class u32(Unsigned):
     numpy = np.dtype(np.uint32)
+
+
+class u64(Unsigned):
+    numpy = np.dtype(np.uint64)
 
 
 class bool_(Bool):
     numpy = np.dtype(np.bool_)
 
 
-ALL: tuple[type[DType], ...] = (f16, bf16, f32, f64, c64, c128, i8, i16, i32, i64, u8, u32, bool_)
+ALL: tuple[type[DType], ...] = (f16, bf16, f32, f64, c64, c128, i8, i16, i32, i64, u8, u16, u32, u64, bool_)
 for _cls in ALL:
     _cls.dtype = _cls.numpy
 _BY_NUMPY: dict[np.dtype[Any], type[DType]] = {cls.numpy: cls for cls in ALL}

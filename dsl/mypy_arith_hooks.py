@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mypy.nodes import CallExpr, MemberExpr
+from mypy.nodes import CallExpr, ComparisonExpr, Context, MemberExpr
 from mypy.plugin import MethodContext, MethodSigContext
 from mypy.types import (
     AnyType,
@@ -112,14 +112,21 @@ _OPERATOR_METHODS = {
 }
 
 
+def _symbol_and_right(context: Context) -> tuple[object, object]:
+    """The operator and the right operand of ``a + b`` (an OpExpr) or of a single comparison ``a < b`` (mypy's
+    ComparisonExpr, which lists its operators: without it ``a < 5`` was typed as ``a``'s dtype, not bool)."""
+    if isinstance(context, ComparisonExpr):  # of a chain (``a < b < c``) the first link names the op
+        return context.operators[0], context.operands[1] if len(context.operators) == 1 else None
+    return getattr(context, "op", None), getattr(context, "right", None)
+
+
 def _operator(ctx: MethodContext) -> tuple[str, bool]:
     """The op name for messages, and whether the operands arrived swapped (a reflected method)."""
-    symbol_ = getattr(ctx.context, "op", None)
+    symbol_, right_expr = _symbol_and_right(ctx.context)
     if isinstance(symbol_, str) and symbol_ in _OPERATOR_METHODS:
         short = _OPERATOR_METHODS[symbol_]
         name = OP_NAMES.get(short) or COMPARISON_METHODS.get(f"__{short}__", short)
         left = as_shaped(ctx.type)
-        right_expr = getattr(ctx.context, "right", None)
         swapped = False
         if right_expr is not None and ctx.args and ctx.args[0] and ctx.args[0][0] is not right_expr:
             swapped = True
@@ -257,11 +264,13 @@ def _dtype_argument(typ: Type) -> Type | None:
 
 
 _ACCUMULATORS = {f"tensorstage.dtypes.{narrow}": f"tensorstage.dtypes.{wide}"
-                 for narrow, wide in (("bool_", "i32"), ("i8", "i32"), ("i16", "i32"), ("u8", "u32"))}
+                 for narrow, wide in (("bool_", "i32"), ("i8", "i32"), ("i16", "i32"), ("u8", "u32"),
+                                     ("u16", "u32"))}
 
 
 def _accumulator(api: object, dtype: Type) -> Type:
-    """``tnp.sum``/``tnp.prod`` accumulate bool, i8 and i16 in i32 and u8 in u32 (shape_typing.NarrowSigned)."""
+    """``tnp.sum``/``tnp.prod`` accumulate bool, i8 and i16 in i32 and u8 and u16 in u32
+    (shape_typing.NarrowSigned, NarrowUnsigned)."""
     proper = get_proper_type(dtype)
     wide = _ACCUMULATORS.get(proper.type.fullname) if isinstance(proper, Instance) else None
     return (named_instance(api, wide) if wide is not None else None) or dtype

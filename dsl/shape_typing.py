@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 from typing_extensions import Self, TypeVarTuple, Unpack
 
 from .dims import Dim
-from .dtypes import DType, Floating, bool_, i8, i16, i32, u8, u32
+from .dtypes import DType, Floating, bool_, i8, i16, i32, u8, u16, u32
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -251,7 +251,8 @@ class reduction_method:  # noqa: N801 - used like a decorator-free method defini
 
 
 class accumulating_method(reduction_method):  # noqa: N801
-    """``x.sum`` / ``x.prod``: as ``reduction_method``, but bool, i8 and i16 results are i32 and u8 results u32."""
+    """``x.sum`` / ``x.prod``: as ``reduction_method``, but bool, i8 and i16 results are i32 and u8 and u16 results
+    u32."""
 
     @overload  # type: ignore[override]  # narrower dtypes map to wider results: the overloads differ on purpose
     def __get__(self, obj: None, owner: Any) -> Self: ...
@@ -261,6 +262,8 @@ class accumulating_method(reduction_method):  # noqa: N801
     ) -> BoundDtypeReduction[i32, Unpack[S]]: ...
     @overload
     def __get__(self, obj: Tensor[u8, Unpack[S]], owner: Any) -> BoundDtypeReduction[u32, Unpack[S]]: ...
+    @overload
+    def __get__(self, obj: Tensor[u16, Unpack[S]], owner: Any) -> BoundDtypeReduction[u32, Unpack[S]]: ...
     @overload
     def __get__(self, obj: Tensor[DT, Unpack[S]], owner: Any) -> BoundDtypeReduction[DT, Unpack[S]]: ...
     def __get__(self, obj: Any, owner: Any) -> Any:
@@ -423,7 +426,7 @@ class MeanReduction(Protocol):
 
 class AccumulatingReduction(Protocol):
     """``tnp.sum`` and ``tnp.prod``: ``Reduction``, except that bool, i8 and i16 operands give i32 results and u8
-    operands u32 (their axis overloads leave the shape open; the mypy plugin computes it); ``dtype=`` gives the
+    and u16 operands u32 (their axis overloads leave the shape open; the mypy plugin computes it); ``dtype=`` gives the
     result (and accumulation) dtype."""
 
     @overload
@@ -444,10 +447,20 @@ class AccumulatingReduction(Protocol):
         self, x: Tensor[NarrowSigned, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False
     ) -> Tensor[i32, Unpack[AnyShape]]: ...
     @overload
-    def __call__(self, x: Tensor[u8, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[u32]: ...
+    def __call__(
+        self, x: Tensor[u8, Unpack[S]], axis: None = None, keepdims: Literal[False] = False
+    ) -> Tensor[u32]: ...
     @overload
     def __call__(
         self, x: Tensor[u8, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False
+    ) -> Tensor[u32, Unpack[AnyShape]]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[u16, Unpack[S]], axis: None = None, keepdims: Literal[False] = False
+    ) -> Tensor[u32]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[u16, Unpack[S]], axis: type[Dim] | OpenAxes | None = None, keepdims: bool = False
     ) -> Tensor[u32, Unpack[AnyShape]]: ...
     @overload
     def __call__(self, x: Tensor[DT, Unpack[S]], axis: None = None, keepdims: Literal[False] = False) -> Tensor[DT]: ...

@@ -23,7 +23,9 @@ _SHORT: Final[dict[np.dtype[np.generic], str]] = {
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
     np.dtype(np.uint8): "u8",
+    np.dtype(np.uint16): "u16",
     np.dtype(np.uint32): "u32",
+    np.dtype(np.uint64): "u64",
     np.dtype(np.bool_): "bool",
     np.dtype(np.complex64): "c64",
     np.dtype(np.complex128): "c128",
@@ -40,7 +42,9 @@ _MLIR: Final[dict[np.dtype[np.generic], str]] = {
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
     np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
     np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
     np.dtype(np.bool_): "i1",
     np.dtype(np.complex64): "complex<f32>",
     np.dtype(np.complex128): "complex<f64>",
@@ -49,7 +53,7 @@ _MLIR: Final[dict[np.dtype[np.generic], str]] = {
 SUPPORTED: Final = tuple(_SHORT)
 FLOATS: Final = frozenset((np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.float64)))
 SIGNED: Final = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
-UNSIGNED: Final = frozenset(np.dtype(t) for t in (np.uint8, np.uint32))
+UNSIGNED: Final = frozenset(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 INTEGERS: Final = SIGNED | UNSIGNED
 BOOL: Final = np.dtype(np.bool_)
 COMPLEX: Final[frozenset[np.dtype[Any]]] = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))

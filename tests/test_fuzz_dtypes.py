@@ -56,7 +56,7 @@ from tensorstage.prelude.numpy import ufuncs
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOATS = (np.dtype(np.float16), BF16, np.dtype(np.float32), np.dtype(np.float64))
-INTS = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32))
+INTS = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64))
 ALL = FLOATS + INTS + (np.dtype(np.bool_),)
 
 
@@ -540,6 +540,9 @@ def test_python_scalars_that_do_not_fit_are_dtype_errors(mode: str) -> None:
         (lambda x: x + 300, np.uint8([1]), "does not fit u8"),
         (lambda x: 300 - x, np.uint8([1]), "does not fit u8"),
         (lambda x: x + -1, np.uint32([1]), "does not fit u32"),
+        (lambda x: x + 2**16, np.uint16([1]), "does not fit u16"),
+        (lambda x: x - 2**64, np.uint64([1]), "does not fit u64"),
+        (lambda x: x > -1, np.uint64([1]), "does not fit u64"),
         (lambda x: x * 1.5, np.int8([1]), "float scalar 1.5"),
         (lambda x: x + 128, np.int8([1]), "does not fit i8"),
         (lambda x: x < 200, np.int8([1]), "does not fit i8"),

@@ -249,7 +249,7 @@ def test_rng_bit_generator_vmap_draws_per_key_and_errors() -> None:
     assert "stablehlo.rng_bit_generator" in staged.stablehlo("gpu")
     with pytest.raises(ts.DTypeError, match="u32\\[4\\]"):
         lax.rng_bit_generator(np.zeros(2, np.uint32), (3,))
-    with pytest.raises(ts.DTypeError, match="u8 or u32"):
+    with pytest.raises(ts.DTypeError, match="u8, u16, u32 or u64"):
         lax.rng_bit_generator(keys[0], (3,), np.int32)
     with pytest.raises(ValueError, match="RandomAlgorithm"):
         lax.rng_bit_generator(keys[0], (3,), algorithm=7)  # type: ignore[arg-type]

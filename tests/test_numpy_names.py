@@ -81,7 +81,7 @@ def test_aliases_constants_and_dtype_names() -> None:
         assert tnp.zeros(2, dtype=dtype).dtype == np.dtype(numpy_type), name
         assert x.astype(dtype).dtype == np.dtype(numpy_type), name
         assert tnp.isdtype(np.dtype(numpy_type), dtype), name
-    assert not hasattr(tnp, "uint16") and not hasattr(tnp, "uint64")  # tensorstage has no such dtypes
+    assert tnp.uint16 is ts.u16 and tnp.uint64 is ts.u64 and np.dtype(tnp.uint64) == np.uint64
     staged = ts.program(lambda v: (v.astype(tnp.int8), tnp.zeros(2, dtype=tnp.bfloat16)))(np.arange(3.0))
     assert [np.asarray(a).dtype for a in staged] == [np.int8, BF16]
 

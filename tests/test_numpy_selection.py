@@ -178,6 +178,16 @@ def test_unique_matches_numpy(rng: np.random.Generator) -> None:
     _same(cc, _sized(np.unique_counts(cases[2]).counts.astype(np.int32), 4, 0))
 
 
+def test_sizes_read_from_device_data_keep_its_dtype() -> None:
+    """An eager unique sizes its result from the data on the host: an f64 Array is read as f64 (it was rounded to
+    f32 there, so values 1e-12 apart counted once and the result lost an element), a u64 one as u64."""
+    close = np.array([1.0, 1.0 + 1e-12, 2.0])
+    np.testing.assert_array_equal(tnp.unique(ts.asarray(close)), np.unique(close))
+    huge = np.array([5, 2**64 - 1, 0, 5], np.uint64)
+    np.testing.assert_array_equal(tnp.unique(ts.asarray(huge)), np.unique(huge))
+    assert ts.asarray([1.5, 2]).dtype == np.float32  # Python lists still take the defaults
+
+
 def test_unique_along_an_axis(rng: np.random.Generator) -> None:
     x = rng.integers(0, 2, size=(6, 3)).astype(np.float32)
     x[2] = x[4]

@@ -11,7 +11,7 @@ from ...staging.ir import Aval
 from ...staging.primitives import rng_bits as RB
 from ..emit import Emitter, Value, lowers, tensor_type
 
-_STATE_TYPE = "tensor<2xui64>"  # XLA's state; tensorstage has no u64 arrays, so only this rule spells it
+_STATE_TYPE = "tensor<2xui64>"  # XLA's state, which a u32[4] key carries bit for bit
 _PAIRS = Aval((2, 2), np.dtype(np.uint32), (None, None))
 _ALGORITHM = {"RNG_DEFAULT": "DEFAULT", "RNG_THREE_FRY": "THREE_FRY", "RNG_PHILOX": "PHILOX"}
 

@@ -1,7 +1,7 @@
 """``lax.rng_bit_generator``: XLA's stateless random bit generator.
 
-Deliberate differences from jax.lax: it takes JAX's ``u32[4]`` key and gives ``u8``/``u32`` bits (tensorstage has
-no ``u16``/``u64`` arrays). Under ``vmap`` each key of the batch draws its own bits (JAX draws the whole batch from
+It takes JAX's ``u32[4]`` key and gives ``u8``, ``u16``, ``u32`` or ``u64`` bits, JAX's for equal keys. Deliberate
+difference from jax.lax: under ``vmap`` each key of the batch draws its own bits (JAX draws the whole batch from
 the first key).
 """
 
@@ -30,8 +30,8 @@ AnyTensor = Tensor[Any, Unpack[tuple[Any, ...]]]
 def rng_bit_generator(key: Tensor[u32, Any], shape: Sequence[int], dtype: Any = np.uint32,
                       algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT) -> tuple[Tensor[u32, Any], AnyTensor]:
     """XLA's stateless bit generator: ``(new_key, bits)``, ``bits`` of ``shape`` uniformly random in ``dtype``
-    (``u8`` or ``u32``) from ``key`` (``u32[4]``, as JAX's) by ``algorithm`` (XLA's THREE_FRY or PHILOX;
-    ``RNG_DEFAULT`` lets the platform choose). Integer results: no derivative."""
+    (``u8``, ``u16``, ``u32`` or ``u64``) from ``key`` (``u32[4]``, as JAX's) by ``algorithm`` (XLA's THREE_FRY
+    or PHILOX; ``RNG_DEFAULT`` lets the platform choose). Integer results: no derivative."""
     k = as_tensor(key)
     bits_dtype = dtype_argument("rng_bit_generator", dtype)
     sizes = tuple(operator.index(n) for n in ((shape,) if isinstance(shape, int) else shape))

@@ -16,7 +16,7 @@ from typing import Any, overload
 import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
-from ...dtypes import c64, c128, f64, i32, i64, u32
+from ...dtypes import c64, c128, f64, i32, i64, u32, u64
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom
@@ -30,7 +30,7 @@ __all__ = ["sort_complex"]
 
 Sh = TypeVarTuple("Sh")
 
-_WIDE = frozenset(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.float64, np.complex128))
+_WIDE = frozenset(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float64, np.complex128))
 
 
 @overload
@@ -43,6 +43,8 @@ def sort_complex(a: Tensor[i64, Unpack[Sh]]) -> Tensor[c128, Unpack[Sh]]: ...
 def sort_complex(a: Tensor[i32, Unpack[Sh]]) -> Tensor[c128, Unpack[Sh]]: ...
 @overload
 def sort_complex(a: Tensor[u32, Unpack[Sh]]) -> Tensor[c128, Unpack[Sh]]: ...
+@overload
+def sort_complex(a: Tensor[u64, Unpack[Sh]]) -> Tensor[c128, Unpack[Sh]]: ...
 @overload
 def sort_complex(a: Tensor[Any, Unpack[Sh]]) -> Tensor[c64, Unpack[Sh]]: ...
 @op

@@ -17,13 +17,14 @@ import numpy as np
 from typing_extensions import TypeVarTuple, Unpack
 
 from ...dims import Dim
-from ...dtypes import DType, bool_, i8, i16, i32, u8, u32
+from ...dtypes import DType, i32, u8, u16, u32
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Atom, Aval
 from ...staging.primitives import elementwise as E
 from ...staging.primitives import slicing as SL
 from ...staging.primitives import structural as S
+from ...shape_typing import NarrowSigned
 from ...tensor import Tensor, Traced
 from ._core import as_tensor, atom, describe, dtype_error, normalize_axes, op, result_dtype, shape_error, wrap
 from .reductions import _accumulator, _narrowed, _widened
@@ -38,7 +39,7 @@ AnyShape = tuple[Any, ...]
 DT = TypeVar("DT", bound=DType)
 DT2 = TypeVar("DT2", bound=DType)
 Sh = TypeVarTuple("Sh")
-NarrowSigned = TypeVar("NarrowSigned", bool_, i8, i16)
+NarrowUnsigned = TypeVar("NarrowUnsigned", u8, u16)  # accumulated in u32, as NarrowSigned in i32
 AxisArg = int | type[Dim]
 Combine = Callable[[Atom, Atom], Atom]
 
@@ -140,7 +141,7 @@ def _cumulative(name: str, kind: str, a: Any, axis: Any, dtype: Any, skip_nan: b
 @overload
 def cumsum(a: Tensor[NarrowSigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[i32, Unpack[Sh]]: ...
 @overload
-def cumsum(a: Tensor[u8, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
+def cumsum(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
 @overload
 def cumsum(a: Tensor[DT, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[DT, Unpack[Sh]]: ...
 @overload
@@ -148,7 +149,7 @@ def cumsum(a: Tensor[Any, Unpack[Sh]], axis: AxisArg, dtype: type[DT2]) -> Tenso
 @overload
 def cumsum(a: Tensor[NarrowSigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[i32, Any]: ...
 @overload
-def cumsum(a: Tensor[u8, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
+def cumsum(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
 @overload
 def cumsum(a: Tensor[DT, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[DT, Any]: ...
 @overload
@@ -156,14 +157,14 @@ def cumsum(a: Tensor[Any, Unpack[Sh]], axis: None = None, *, dtype: type[DT2]) -
 @op
 def cumsum(a: AnyTensor, axis: AxisArg | None = None, dtype: Any = None) -> AnyTensor:
     """Cumulative sum along ``axis`` (the flattened array when None). Bool, i8 and i16 accumulate in i32 and u8
-    in u32, as ``sum`` does."""
+    and u16 in u32, as ``sum`` does."""
     return _cumulative("cumsum", "sum", a, axis, dtype)
 
 
 @overload
 def cumprod(a: Tensor[NarrowSigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[i32, Unpack[Sh]]: ...
 @overload
-def cumprod(a: Tensor[u8, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
+def cumprod(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
 @overload
 def cumprod(a: Tensor[DT, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[DT, Unpack[Sh]]: ...
 @overload
@@ -171,7 +172,7 @@ def cumprod(a: Tensor[Any, Unpack[Sh]], axis: AxisArg, dtype: type[DT2]) -> Tens
 @overload
 def cumprod(a: Tensor[NarrowSigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[i32, Any]: ...
 @overload
-def cumprod(a: Tensor[u8, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
+def cumprod(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
 @overload
 def cumprod(a: Tensor[DT, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[DT, Any]: ...
 @overload
@@ -186,7 +187,7 @@ def cumprod(a: AnyTensor, axis: AxisArg | None = None, dtype: Any = None) -> Any
 @overload
 def nancumsum(a: Tensor[NarrowSigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[i32, Unpack[Sh]]: ...
 @overload
-def nancumsum(a: Tensor[u8, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
+def nancumsum(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
 @overload
 def nancumsum(a: Tensor[DT, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[DT, Unpack[Sh]]: ...
 @overload
@@ -194,7 +195,7 @@ def nancumsum(a: Tensor[Any, Unpack[Sh]], axis: AxisArg, dtype: type[DT2]) -> Te
 @overload
 def nancumsum(a: Tensor[NarrowSigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[i32, Any]: ...
 @overload
-def nancumsum(a: Tensor[u8, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
+def nancumsum(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
 @overload
 def nancumsum(a: Tensor[DT, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[DT, Any]: ...
 @overload
@@ -208,7 +209,7 @@ def nancumsum(a: AnyTensor, axis: AxisArg | None = None, dtype: Any = None) -> A
 @overload
 def nancumprod(a: Tensor[NarrowSigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[i32, Unpack[Sh]]: ...
 @overload
-def nancumprod(a: Tensor[u8, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
+def nancumprod(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[u32, Unpack[Sh]]: ...
 @overload
 def nancumprod(a: Tensor[DT, Unpack[Sh]], axis: AxisArg, dtype: None = None) -> Tensor[DT, Unpack[Sh]]: ...
 @overload
@@ -216,7 +217,7 @@ def nancumprod(a: Tensor[Any, Unpack[Sh]], axis: AxisArg, dtype: type[DT2]) -> T
 @overload
 def nancumprod(a: Tensor[NarrowSigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[i32, Any]: ...
 @overload
-def nancumprod(a: Tensor[u8, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
+def nancumprod(a: Tensor[NarrowUnsigned, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[u32, Any]: ...
 @overload
 def nancumprod(a: Tensor[DT, Unpack[Sh]], axis: None = None, dtype: None = None) -> Tensor[DT, Any]: ...
 @overload
@@ -273,7 +274,8 @@ def cumulative_sum(
 ) -> Tensor[i32, Unpack[AnyShape]]: ...
 @overload
 def cumulative_sum(
-    x: Tensor[u8, Unpack[Sh]], /, *, axis: AxisArg | None = None, dtype: None = None, include_initial: bool = False,
+    x: Tensor[NarrowUnsigned, Unpack[Sh]], /, *, axis: AxisArg | None = None, dtype: None = None,
+    include_initial: bool = False,
 ) -> Tensor[u32, Unpack[AnyShape]]: ...
 @overload
 def cumulative_sum(
@@ -299,7 +301,8 @@ def cumulative_prod(
 ) -> Tensor[i32, Unpack[AnyShape]]: ...
 @overload
 def cumulative_prod(
-    x: Tensor[u8, Unpack[Sh]], /, *, axis: AxisArg | None = None, dtype: None = None, include_initial: bool = False,
+    x: Tensor[NarrowUnsigned, Unpack[Sh]], /, *, axis: AxisArg | None = None, dtype: None = None,
+    include_initial: bool = False,
 ) -> Tensor[u32, Unpack[AnyShape]]: ...
 @overload
 def cumulative_prod(

@@ -2,8 +2,8 @@
 ``fromstring`` and ``from_dlpack``, through NumPy.
 
 Readers give a device array (``ts.Array``, on the default device) of the dtype NumPy read; a dtype tensorstage
-lacks (object, strings, uint16, uint64...) is refused with the list of supported ones. ``dtype=`` takes any dtype
-spelling (``tnp.float32``, ``"int8"``, ``np.float64``); ``float``, ``int`` and ``complex`` mean tensorstage's
+lacks (object, strings, datetime64, longdouble...) is refused with the list of supported ones. ``dtype=`` takes any
+dtype spelling (``tnp.float32``, ``"int8"``, ``np.float64``); ``float``, ``int`` and ``complex`` mean tensorstage's
 defaults f32, i32 and c64 (NumPy: f64, i64, c128), so ``frombuffer(b)`` reads 4-byte floats, as ``jnp.frombuffer``
 does. NumPy stores bfloat16 as 2-byte void (``|V2``): ``load`` reads that back as bfloat16, as JAX does.
 

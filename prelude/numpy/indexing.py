@@ -404,8 +404,8 @@ def check_host_indices(op_name: str, x: Any, apply: Any, index: Any) -> None:
 def _static_scalars(index: Any) -> Any:
     """The index with its static parts made static for ``@op``: NumPy integer scalars and concrete scalar
     bounds of slices as Python ints (so they are range-checked), nested tuples as lists (NumPy reads them as
-    index arrays), concrete boolean arrays as NumPy masks, and NumPy index arrays of dtypes the compiler lacks
-    (u16, u64) as i32/i64, saturated so an out-of-range index stays out of range."""
+    index arrays), concrete boolean arrays as NumPy masks, and NumPy u16/u64 index arrays as i32/i64 (signed,
+    as NumPy's default index arrays are), saturated so an out-of-range index stays out of range."""
     if isinstance(index, tuple):
         return tuple(_static_entry(e) for e in index)
     return _static_entry(index)

@@ -4,10 +4,10 @@ categories, dtype utilities, and functions that read an array's attributes.
 Dtype names (``tnp.float32``...) are tensorstage's own dtype classes (``ts.f32``...), accepted wherever a dtype is
 (``tnp.zeros(3, dtype=tnp.float32)``, ``x.astype(tnp.int8)``), NumPy too (``np.dtype(tnp.float32)`` is float32);
 an array's ``.dtype`` is a NumPy dtype, equal to its name (``x.dtype == tnp.float32``). NumPy's and JAX's other
-names for these dtypes (``single``, ``double``, ``int_``, ``bool``...) are in ``type_names``. Deliberately absent,
-because tensorstage does not support those dtypes: ``uint16``, ``uint64`` and ``uint`` (NumPy's uint64), JAX's
-sub-byte integers ``int1``/``int2``/``int4`` and ``uint1``/``uint2``/``uint4``, and its 4-, 6- and 8-bit floats
-(``float4_e2m1fn``, ``float6_*``, ``float8_*``). The complex dtypes are ``complex64`` and
+names for these dtypes (``single``, ``double``, ``int_``, ``uint``, ``bool``...) are in ``type_names``.
+Deliberately absent, because tensorstage does not support those dtypes: JAX's sub-byte integers
+``int1``/``int2``/``int4`` and ``uint1``/``uint2``/``uint4``, and its 4-, 6- and 8-bit floats (``float4_e2m1fn``,
+``float6_*``, ``float8_*``). The complex dtypes are ``complex64`` and
 ``complex128`` (``ts.c64``, ``ts.c128``); ``real``, ``imag``, ``conj`` and ``angle`` take them apart, and of a real
 array ``real`` is the array itself and ``imag`` zeros of its shape and dtype, as in NumPy.
 
@@ -16,7 +16,9 @@ and ``int`` mean float32 and int32 (what ``dtype=float`` gives here), Python sca
 array's dtype, as NumPy 2 does), and bfloat16 is a floating type (``issubdtype(bf16, floating)``, ``finfo``).
 ``result_type`` and ``promote_types`` give NumPy's promotion between different array dtypes (bfloat16 promotes as
 float16 does, and with float16 to float32): tensorstage ops still refuse to mix array dtypes, so these say what
-to convert to, not what an op will do.
+to convert to, not what an op will do. Between integer (and bool) dtypes NumPy's answers are JAX's too (uint64 with
+any signed integer gives float64 in both); an integer with a float differs deliberately from ``jax.numpy``, which
+keeps the float (int32 with float32 is float64 here and in NumPy, float32 in JAX).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing_extensions import TypeVarTuple, Unpack
 
 from ...dims import Dim
 from ...dtypes import DType, Bool, Complex, Floating, Inexact, Integer, Number, Signed, Unsigned, bool_, to_numpy
-from ...dtypes import bf16, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u32
+from ...dtypes import bf16, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 from ...staging import dtypes as _dt
 from ...staging.builder import bind
 from ...staging.ir import Aval
@@ -77,7 +79,9 @@ int16 = i16
 int32 = i32
 int64 = i64
 uint8 = u8
+uint16 = u16
 uint32 = u32
+uint64 = u64
 float16 = f16
 bfloat16 = bf16
 float32 = f32
@@ -448,7 +452,8 @@ __all__ = [
     "e", "euler_gamma", "inf", "nan", "newaxis", "pi",
     # dtypes and categories
     "bfloat16", "bool_", "complex64", "complex128", "float16", "float32", "float64", "int8", "int16", "int32",
-    "int64", "uint8", "uint32", "complexfloating", "floating", "generic", "inexact", "integer", "number",
+    "int64", "uint8", "uint16", "uint32", "uint64", "complexfloating", "floating", "generic", "inexact", "integer",
+    "number",
     "signedinteger", "unsignedinteger",
     # dtype utilities
     "can_cast", "finfo", "iinfo", "isdtype", "issubdtype", "promote_types", "result_type",

@@ -22,8 +22,9 @@ from ..numpy._core import (
     ShapeLike, as_tensor, atom, broadcast_shapes, describe, dtype_error, normalize_axes, op, parse_shape, shape_error,
     wrap,
 )
-from ._keys import U32, AnyTensor, Key, bits32, bits_pair, check_key, split
+from ._keys import U32, AnyTensor, Key, bits32, bits_pair, check_key, random_bits, split
 
+_U64 = np.dtype(np.uint64)
 _MANTISSA_BITS = {np.dtype(np.float16): 10, _dt.bfloat16: 7, np.dtype(np.float32): 23}
 
 
@@ -115,45 +116,49 @@ def categorical(key: Key, logits: AnyTensor, axis: int | type = -1, shape: Shape
 
 @op
 def randint(key: Key, shape: ShapeLike, minval: Any, maxval: Any, dtype: type[DType] | Any = i32) -> AnyTensor:
-    """Uniform integers in ``[minval, maxval)`` (integer dtypes up to 32 bits); ``minval`` when the range is empty."""
+    """Uniform integers in ``[minval, maxval)`` of an integer ``dtype``; ``minval`` when the range is empty. The
+    draws are JAX's for the same key (its x64 mode for 64-bit dtypes)."""
     target = to_numpy(dtype)
-    if not _dt.is_integer(target) or target.itemsize > 4:
-        raise dtype_error("randint", f"randint draws integers of up to 32 bits, got dtype {_dt.short_name(target)}")
+    if not _dt.is_integer(target):
+        raise dtype_error("randint", f"randint draws integers, got dtype {_dt.short_name(target)}")
     check_key("randint", key)
     sizes, names = parse_shape("randint", shape)
+    word = _U64 if target.itemsize == 8 else U32  # the unsigned type the offset is drawn in, as JAX's
     k1, k2 = split(key)
-    high = bits32(as_tensor(k1).atom, sizes, names)
-    low = bits32(as_tensor(k2).atom, sizes, names)
+    high = random_bits(as_tensor(k1).atom, sizes, names, word)
+    low = random_bits(as_tensor(k2).atom, sizes, names, word)
     lo = _int_bound("minval", minval, target, 0)
-    span = _span(minval, maxval, lo, target)
+    span = _span(minval, maxval, lo, target, word)
     offset: Atom
-    if span is None:  # the whole 32-bit range: every bit pattern is a value
+    if span is None:  # the whole range of the word: every bit pattern is a value
         offset = high
     else:
-        # (high * 2**32 + low) mod span, so the modulo bias is that of a 64-bit draw, not a 32-bit one.
-        multiplier = E.rem(literal(2**16, U32), span)
+        # (high * 2**bits + low) mod span, so the modulo bias is that of a draw of twice the word's bits.
+        multiplier = E.rem(literal(2 ** (4 * word.itemsize), word), span)
         multiplier = E.rem(E.mul(multiplier, multiplier), span)
         offset = E.rem(E.add(E.mul(E.rem(high, span), multiplier), E.rem(low, span)), span)
-    # Adding in u32 and converting back wraps exactly (two's complement), for signed and unsigned dtypes.
-    return wrap(E.convert(E.add(E.convert(lo, U32), offset), target))
+    # Adding in the word and converting back wraps exactly (two's complement), for signed and unsigned dtypes.
+    return wrap(E.convert(E.add(E.convert(lo, word), offset), target))
 
 
-def _span(minval: Any, maxval: Any, lo: Atom, dtype: np.dtype[Any]) -> Atom | None:
-    """``maxval - minval`` as u32 (1 for an empty range); None for a span of exactly 2**32."""
+def _span(minval: Any, maxval: Any, lo: Atom, dtype: np.dtype[Any], word: np.dtype[Any]) -> Atom | None:
+    """``maxval - minval`` in the unsigned ``word`` (1 for an empty range); None for a span of the word's whole
+    range."""
+    whole = 2 ** (8 * word.itemsize)
     if isinstance(minval, int) and isinstance(maxval, int):
         _int_bound("maxval", maxval, dtype, 1)
         width = max(maxval - minval, 1)
-        return None if width == 2**32 else literal(width, U32)
+        return None if width == whole else literal(width, word)
     hi = _int_bound("maxval", maxval, dtype, 0)
-    span = E.sub(E.convert(hi, U32), E.convert(lo, U32))  # exact mod 2**32 for any pair of bounds
+    span = E.sub(E.convert(hi, word), E.convert(lo, word))  # exact mod the word's range for any pair of bounds
     span = E.select(bind(E.le_p, hi, lo), S.full_like(span, 1), span)
     above = _above_top(maxval, dtype)
     if above is None:
         return span
     # A maxval past the dtype's top was clipped to it: the top is then a possible draw (as in JAX). A span that
-    # wraps to 0 (the whole 32-bit range) uses 2**32 - 1, a bias of one value in 2**32.
-    wider = E.add(span, literal(1, U32))
-    wider = E.select(bind(E.eq_p, wider, literal(0, U32)), literal(0xFFFFFFFF, U32), wider)
+    # wraps to 0 (the word's whole range) uses its largest value, a bias of one value in the word's range.
+    wider = E.add(span, literal(1, word))
+    wider = E.select(bind(E.eq_p, wider, literal(0, word)), literal(whole - 1, word), wider)
     return E.select(above, wider, span)
 
 

@@ -8,12 +8,12 @@ of element ``i`` (row-major) of a draw are ``threefry(key, (0, i))``, the layout
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar, overload
 
 import numpy as np
 from typing_extensions import Unpack
 
-from ...dtypes import u32
+from ...dtypes import Unsigned, to_numpy, u32
 from ...staging import dtypes as _dt
 from ...staging.builder import bind, is_staging
 from ...staging.ir import Atom, DimName, literal
@@ -90,6 +90,16 @@ def bits32(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...]) -> Ato
     """32 random bits per element: the xor of the two Threefry words."""
     high, low = bits_pair(key, sizes, names)
     return bind(E.xor_p, high, low)  # type: ignore[no-any-return]
+
+
+def random_bits(key: Atom, sizes: tuple[int, ...], names: tuple[DimName, ...], dtype: np.dtype[Any]) -> Atom:
+    """Random bits per element in the unsigned ``dtype``, JAX's for the same key: 64 bits are the two Threefry
+    words side by side (the first one high), narrower dtypes the low bits of ``bits32``."""
+    if dtype.itemsize == 8:
+        high, low = (E.convert(word, dtype) for word in bits_pair(key, sizes, names))
+        return bind(E.or_p, bind(E.shift_left_p, high, literal(32, dtype)), low)  # type: ignore[no-any-return]
+    word = bits32(key, sizes, names)
+    return word if dtype == U32 else E.convert(word, dtype)
 
 
 # ------------------------------------------------------------------------------------------- public API
@@ -178,11 +188,26 @@ def _fold_in(key: Key, data: Tensor[Any]) -> Key:
     return wrap(make_key(first, second))
 
 
+UT = TypeVar("UT", bound=Unsigned)
+
+
+@overload
+def bits(key: Key, shape: ShapeLike = (), dtype: None = None) -> Tensor[u32, Unpack[tuple[Any, ...]]]: ...
+@overload
+def bits(key: Key, shape: ShapeLike, dtype: type[UT]) -> Tensor[UT, Unpack[tuple[Any, ...]]]: ...
+@overload
+def bits(key: Key, shape: ShapeLike = (), *, dtype: type[UT]) -> Tensor[UT, Unpack[tuple[Any, ...]]]: ...
+@overload
+def bits(key: Key, shape: ShapeLike = (), dtype: Any = None) -> AnyTensor: ...
 @op
-def bits(key: Key, shape: ShapeLike = ()) -> Tensor[u32, Unpack[tuple[Any, ...]]]:
-    """Uniformly random u32 bits of the given shape."""
+def bits(key: Key, shape: ShapeLike = (), dtype: Any = None) -> AnyTensor:
+    """Uniformly random bits of the given shape in ``dtype``, an unsigned integer dtype (u8, u16, u32, u64; None:
+    u32), the bits JAX draws from the same key."""
+    target = U32 if dtype is None else to_numpy(dtype)
+    if target not in _dt.UNSIGNED:
+        raise dtype_error("bits", f"bits come in an unsigned dtype (u8, u16, u32 or u64), got {_dt.short_name(target)}")
     sizes, names = parse_shape("bits", shape)
-    return wrap(bits32(check_key("bits", key), sizes, names))
+    return wrap(random_bits(check_key("bits", key), sizes, names, target))
 
 
 # ------------------------------------------------------------------------------- JAX's key-data names

@@ -1,7 +1,7 @@
 """rng_bit_generator: XLA's stateless random bit generator (StableHLO's ``rng_bit_generator``), as JAX's
 ``lax.rng_bit_generator``: a ``u32[4]`` key (XLA's ``u64[2]`` state, bit for bit) in, ``(new_key, bits)`` out,
-``bits`` of ``shape`` in ``u8`` or ``u32``, by ``algorithm``: ``RNG_THREE_FRY``, ``RNG_PHILOX`` (the same bits on
-every platform) or ``RNG_DEFAULT`` (the platform's choice).
+``bits`` of ``shape`` in ``u8``, ``u16``, ``u32`` or ``u64``, by ``algorithm``: ``RNG_THREE_FRY``, ``RNG_PHILOX``
+(the same bits on every platform) or ``RNG_DEFAULT`` (the platform's choice).
 
 No derivative (integer outputs). Batching draws each key's bits on its own: one generator per member, exactly what
 a loop over the keys gives (JAX's rule draws the whole batch from the first key instead).
@@ -27,7 +27,7 @@ from . import structural as S
 ALGORITHMS = ("RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX")
 KEY_SHAPE = (4,)
 _U32 = np.dtype(np.uint32)
-_BIT_DTYPES = (np.dtype(np.uint8), _U32)
+_BIT_DTYPES = dtypes.UNSIGNED
 
 rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True, differentiable=False)
 
@@ -38,7 +38,7 @@ def _rng_bits_shape(key: Aval, *, shape: tuple[int, ...], dtype: np.dtype[Any], 
     if key.shape != KEY_SHAPE or key.dtype != _U32:
         raise DTypeError(f"the key must be u32[4] (JAX's representation of XLA's u64[2] state), got {key}", op)
     if dtype not in _BIT_DTYPES:
-        raise DTypeError(f"bits come as u8 or u32, not {dtypes.short_name(dtype)}", op)
+        raise DTypeError(f"bits come as u8, u16, u32 or u64, not {dtypes.short_name(dtype)}", op)
     if algorithm not in ALGORITHMS:
         raise ShapeError(f"unknown algorithm {algorithm!r}; expected one of {ALGORITHMS}", op)
     check_sizes(op, shape)
