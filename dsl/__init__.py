@@ -27,6 +27,16 @@ from .eval_shape import eval_shape
 from .introspection import clear_caches, make_jaxpr
 from .linear_transpose import linear_transpose
 from .transfers import block_until_ready, default_backend, device_count, device_get, local_device_count, local_devices
+from .transfers import copy_to_host_async
+from .contexts import default_matmul_precision, disable_jit
+from .named_scopes import named_call, named_scope
+from .transfer_guards import (
+    transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host, transfer_guard_host_to_device,
+)
+from .custom_gradient import custom_gradient
+from .processes import host_count, host_id, host_ids, process_count, process_index, process_indices
+from .environment import print_environment_info
+from .live_arrays import live_arrays
 from .checkpoint import checkpoint, checkpoint_name
 from . import ad_checkpoint, checkpoint_policies
 from .control_flow import cond, fori_loop, scan, switch, while_loop
@@ -64,6 +74,10 @@ __all__ = [
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",
     "ShapeDtypeStruct", "clear_caches", "jit", "make_jaxpr",
+    "copy_to_host_async", "custom_gradient", "default_matmul_precision", "disable_jit", "host_count", "host_id",
+    "host_ids", "live_arrays", "named_call", "named_scope", "print_environment_info", "process_count",
+    "process_index", "process_indices", "transfer_guard", "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_host_to_device",
 ]
 
 jacobian = jacrev  # JAX's names

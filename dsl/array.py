@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 from typing_extensions import Unpack
 
+from . import transfer_guards
 from .dtypes import DType, to_numpy
 from .lowering import backend, runtime
 from .staging import dtypes as _dt
@@ -141,12 +142,32 @@ class Array(Tensor[DT, Unpack[Shape]]):
     def delete(self) -> None:
         self.buffer.delete()
 
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host, so a later read (``np.asarray``) waits less. Nothing to do on CPU,
+        where reads are views of the buffer, nor for an array on several devices (read shard by shard)."""
+        self._check_alive()
+        if self.buffer.platform() != "cpu" and runtime.is_single_device(self.buffer):
+            self.buffer._copy_single_device_array_to_host_async()  # jaxlib keeps the copy for the read
+
     def _check_alive(self) -> None:
         if self.buffer.is_deleted():  # jaxlib's own error would not say why (donate_argnums)
             raise RuntimeError("this array was deleted or donated to a computation; it has no value any more")
 
     def numpy(self) -> np.ndarray[Any, Any]:
-        """The value as a read-only host array (waits for the computation)."""
+        """The value as a read-only host array (waits for the computation); an explicit transfer, as
+        ``ts.device_get``."""
+        if transfer_guards.ACTIVE[0]:
+            transfer_guards.check("device_to_host", self._aval, explicit=True)
+        return self._host_value()
+
+    def _implicit_numpy(self) -> np.ndarray[Any, Any]:
+        """``numpy()`` for NumPy's and Python's conversions: an implicit transfer (``ts.transfer_guard``)."""
+        if transfer_guards.ACTIVE[0]:
+            transfer_guards.check("device_to_host", self._aval)
+        return self._host_value()
+
+    def _host_value(self) -> np.ndarray[Any, Any]:
+        """The host value, unguarded: for reads the library makes on a transfer already checked."""
         self._check_alive()
         host = runtime.to_host(self.buffer, self._aval.dtype)
         if host.shape != self._aval.shape:  # a one-device pmap result: its buffer holds the per-device shape
@@ -156,7 +177,7 @@ class Array(Tensor[DT, Unpack[Shape]]):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         """NumPy's protocol: a read-only view where NumPy allows one (the device value cannot be written through
         it), else a writable copy; ``copy=False`` with another ``dtype`` raises as NumPy 2 does."""
-        host = self.numpy()
+        host = self._implicit_numpy()
         if dtype is not None and np.dtype(dtype) != host.dtype:
             if copy is False:
                 raise ValueError(
@@ -170,27 +191,27 @@ class Array(Tensor[DT, Unpack[Shape]]):
 
     def item(self, *index: Any) -> Any:
         """The element at ``index`` (none: the only element) as a Python scalar, as ``numpy.ndarray.item``."""
-        return self.numpy().item(*index)
+        return self._implicit_numpy().item(*index)
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return self._implicit_numpy().tolist()
 
     def __bool__(self) -> bool:
-        return bool(self.numpy())
+        return bool(self._implicit_numpy())
 
     def __int__(self) -> int:
-        return int(self.numpy())
+        return int(self._implicit_numpy())
 
     def __float__(self) -> float:
-        return float(self.numpy())
+        return float(self._implicit_numpy())
 
     def __complex__(self) -> complex:
-        return complex(self.numpy())
+        return complex(self._implicit_numpy())
 
     def __index__(self) -> int:
         if not _dt.is_integer(self._aval.dtype) or self._aval.ndim:
             raise TypeError(f"only integer scalar arrays can be used as an index, got {self._aval}")
-        return int(self.numpy())
+        return int(self._implicit_numpy())
 
     def __iter__(self) -> Iterator[Array[DT, Any]]:
         if not self._aval.shape:
@@ -199,20 +220,20 @@ class Array(Tensor[DT, Unpack[Shape]]):
             yield self[i]  # type: ignore[misc]
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="Array(")
+        body = np.array2string(self._implicit_numpy(), separator=", ", prefix="Array(")
         if not self.size and self._aval.shape != (0,):  # "[]" alone would hide the shape, as NumPy's repr knows
             body += f", shape={self._aval.shape}"
         return f"Array({body}, dtype={_dt.short_name(self._aval.dtype)})"
 
     def __str__(self) -> str:
-        return str(self.numpy())
+        return str(self._implicit_numpy())
 
     def __format__(self, spec: str) -> str:
         """As NumPy: a rank-0 array formats as its scalar (``f"{loss:.3f}"``); others take only an empty spec."""
-        return format(self.numpy()[()] if not self._aval.ndim else self.numpy(), spec)
+        return format(self._implicit_numpy()[()] if not self._aval.ndim else self._implicit_numpy(), spec)
 
     def __reduce__(self) -> Any:  # pickles the value; unpickling puts it on the default device
-        return (asarray, (np.array(self.numpy()),))
+        return (asarray, (np.array(self._implicit_numpy()),))
 
     def __copy__(self) -> Array[DT, Unpack[Shape]]:
         """A new buffer on the same device (so deleting or donating one leaves the other)."""
@@ -233,13 +254,23 @@ def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[
     target = as_device(device) if device is not None else default_device()
     if isinstance(x, Array):
         x._check_alive()
-        if not runtime.is_single_device(x.buffer):  # sharded (a pmap result): assembled through the host
-            return Array(runtime.device_put(x.numpy(), target.xla), x.aval)
-        if x.device == target:
+        single = runtime.is_single_device(x.buffer)
+        if single and x.device == target:
             return x
+        if transfer_guards.ACTIVE[0]:
+            transfer_guards.check("device_to_device", f"{x.aval} to {target}", explicit=True)
+        if not single:  # sharded (a pmap result): assembled through the host
+            return Array(runtime.device_put(x._host_value(), target.xla), x.aval)
         return Array(runtime.device_copy(x.buffer, target.xla), x.aval)
-    host = as_host_array(x)
-    return Array(runtime.device_put(host, target.xla), Aval(host.shape, host.dtype))
+    return _put_host(as_host_array(x), target, explicit=True)
+
+
+def _put_host(host: np.ndarray[Any, Any], target: Device, explicit: bool) -> Array[Any, Unpack[tuple[Any, ...]]]:
+    """``host`` copied to ``target``, an explicit or implicit transfer as the transfer guard sees it."""
+    aval = Aval(host.shape, host.dtype)
+    if transfer_guards.ACTIVE[0]:
+        transfer_guards.check("host_to_device", f"{aval} to {target}", explicit=explicit)
+    return Array(runtime.device_put(host, target.xla), aval)
 
 
 def as_host_array(x: Any, dtype: Any = None) -> np.ndarray[Any, Any]:
@@ -283,4 +314,4 @@ def asarray(x: Any, dtype: type[DType] | Any = None) -> Array[Any, Unpack[tuple[
             return x
         target = to_numpy(dtype)  # converted on its device, not through the host (which would move it to the CPU)
         return x if x.dtype == target else x.astype(target)  # type: ignore[return-value]
-    return device_put(as_host_array(x, dtype))
+    return _put_host(as_host_array(x, dtype), default_device(), explicit=False)  # implicit, as jnp.asarray

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import contexts, transfer_guards
 from .lowering import backend, emit, runtime
 from .staging import dtypes as _dt
 from .staging.ir import Atom, Equation, Graph, Literal
@@ -41,27 +42,62 @@ ACTIVE: list[bool] = [any(CHECKS)]  # what a run reads first: one lookup when bo
 
 
 class Config:
-    """``ts.config``: the switches JAX keeps in ``jax.config`` that tensorstage has: ``debug_nans``, ``debug_infs``
-    (JAX's ``jax_`` prefix is accepted)."""
+    """``ts.config``: the switches JAX keeps in ``jax.config`` that tensorstage has (JAX's ``jax_`` prefix is
+    accepted): ``debug_nans``, ``debug_infs``, ``disable_jit`` (bools), ``default_matmul_precision`` (a precision
+    name or None; ``contexts.py``), ``transfer_guard`` and its ``_host_to_device`` / ``_device_to_device`` /
+    ``_device_to_host`` forms (a level or None; ``transfer_guard.py``). ``config.update(name, value)`` sets one;
+    ``config.name`` (or ``config.jax_name``) reads it."""
 
     _NAMES = ("debug_nans", "debug_infs")
+    _BOOLS = ("debug_nans", "debug_infs", "disable_jit")
 
-    def update(self, name: str, value: bool) -> None:
+    def update(self, name: str, value: bool | str | None) -> None:
         key = name.removeprefix("jax_")
-        if key not in self._NAMES:
-            raise ValueError(f"config.update: unknown option {name!r}; tensorstage has {', '.join(self._NAMES)}")
-        if not isinstance(value, (bool, np.bool_)):
+        setter = _SETTERS.get(key)
+        if setter is None:
+            raise ValueError(f"config.update: unknown option {name!r}; tensorstage has {', '.join(_SETTERS)}")
+        if key in self._BOOLS and not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"config.update({name!r}, ...): the value must be a bool, got {value!r}")
-        CHECKS[self._NAMES.index(key)] = bool(value)
+        setter(value)
+
+    def __getattr__(self, name: str) -> Any:
+        getter = _GETTERS.get(name.removeprefix("jax_"))
+        if getter is None:
+            raise AttributeError(f"ts.config has no option {name!r}; it has {', '.join(_GETTERS)}")
+        return getter()
+
+
+def _set_check(name: str) -> Callable[[Any], None]:
+    def set_check(value: Any) -> None:
+        CHECKS[Config._NAMES.index(name)] = bool(value)
         ACTIVE[0] = any(CHECKS)
 
-    @property
-    def debug_nans(self) -> bool:
-        return CHECKS[0]
+    return set_check
 
-    @property
-    def debug_infs(self) -> bool:
-        return CHECKS[1]
+
+def _set_guard(direction: str | None) -> Callable[[Any], None]:
+    return lambda value: transfer_guards.set_level(direction, value)
+
+
+def _get_guard(direction: str) -> Callable[[], str]:
+    return lambda: transfer_guards.level(direction)
+
+
+_SETTERS: dict[str, Callable[[Any], None]] = {
+    "debug_nans": _set_check("debug_nans"),
+    "debug_infs": _set_check("debug_infs"),
+    "disable_jit": contexts.set_disable_jit,
+    "default_matmul_precision": contexts.set_default_matmul_precision,
+    "transfer_guard": _set_guard(None),
+    **{f"transfer_guard_{d}": _set_guard(d) for d in transfer_guards.DIRECTIONS},
+}
+_GETTERS: dict[str, Callable[[], Any]] = {
+    "debug_nans": lambda: CHECKS[0],
+    "debug_infs": lambda: CHECKS[1],
+    "disable_jit": contexts.jit_disabled,
+    "default_matmul_precision": contexts.matmul_precision,
+    **{f"transfer_guard_{d}": _get_guard(d) for d in transfer_guards.DIRECTIONS},
+}
 
 
 config = Config()

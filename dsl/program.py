@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from . import pytree
+from . import contexts, pytree
 from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, StaticArgument, is_dynamic, leaf_names
 from .dispatch import Unsupported, call_key
@@ -38,10 +38,18 @@ from .trace import TracedFunction, trace_flat
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_CacheKey = tuple[Hashable, Device, Hashable]  # (signature key, device, ``contexts.stage_key()``)
 
 _DEFAULT_CACHE_SIZE = int(os.environ.get("TENSORSTAGE_PROGRAM_CACHE", "256"))
 _KEPT_REASONS = 100  # recompile reasons a Program keeps (the most recent)
 _PROGRAMS: weakref.WeakSet[Program[Any, Any]] = weakref.WeakSet()  # every live Program, library ops included
+
+
+def _forget_fast_paths() -> None:
+    """A switch in ``contexts`` changed: every call must pass ``_call_general`` again, which reads the switches
+    (kept off the fast path, which reads none of them)."""
+    for program in list(_PROGRAMS):
+        program._dispatch = {}
 
 
 def _lapack_choice_changed() -> None:
@@ -91,14 +99,15 @@ class Program(Generic[P, R]):
         self.scalars_dynamic = scalars_dynamic
         # Library ops are generic over every shape; their annotations are for mypy, not for dim binding.
         self.check_annotations = check_annotations
-        # By (signature key, device): one program can run on several devices.
-        self._cache: OrderedDict[tuple[Hashable, Device], Compiled[P, R]] = OrderedDict()
+        # By (signature key, device, ``contexts.stage_key()``): one program can run on several devices.
+        self._cache: OrderedDict[_CacheKey, Compiled[P, R]] = OrderedDict()
         self._cache_size = cache_size
         # Fast-path keys (see dispatch.py) of calls already validated against a cached Compiled.
         self._dispatch: dict[Hashable, Compiled[P, R]] = {}
         self._static_set = frozenset(self.static_argnums)
         self.recompile_reasons: list[str] = []
         self._cleared_because: str | None = None  # the next compile's reason after clear_cache
+        self.runs_eagerly_without_jit = False  # ``ts.disable_jit`` runs it op by op (``ts.program`` sets it)
         functools.update_wrapper(self, fn)
         _PROGRAMS.add(self)
 
@@ -139,12 +148,14 @@ class Program(Generic[P, R]):
 
     def _call_general(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Hashable | None) -> R:
         """Flatten, look up (or stage and compile) by signature, validate every argument, run."""
+        if contexts.DISABLE_JIT[0] and self.runs_eagerly_without_jit:
+            return self.fn(*args, **kwargs)  # nothing remembered in ``_dispatch``: every call comes here
         leaves, treedef = pytree.flatten(self._mark_static(args, kwargs))
         try:
             signature = Signature(treedef, leaves, self.scalars_dynamic)
         except (TypeError, ValueError) as exc:  # an unsupported dtype, an unhashable static, an int out of range
             raise type(exc)(f"{self.name}: {exc}") from None
-        cache_key = (signature.key, self._placement(leaves))
+        cache_key = (signature.key, self._placement(leaves), contexts.stage_key())
         compiled = self._cache.get(cache_key)
         if compiled is None:
             compiled = self._compile_for(signature, leaves, cache_key)
@@ -206,7 +217,7 @@ class Program(Generic[P, R]):
         self._cleared_because = reason
 
     def _compile_for(
-        self, signature: Signature, leaves: Sequence[Any], cache_key: tuple[Hashable, Device]
+        self, signature: Signature, leaves: Sequence[Any], cache_key: _CacheKey
     ) -> Compiled[P, R]:
         if self._cleared_because is not None:
             self.recompile_reasons.append(self._cleared_because)
@@ -238,17 +249,20 @@ class Program(Generic[P, R]):
         if evicted:
             self._dispatch = {k: c for k, c in self._dispatch.items() if all(c is not e for e in evicted)}
 
-    def _explain_miss(self, cache_key: tuple[Hashable, Device]) -> str:
-        signature_key, device = cache_key
+    def _explain_miss(self, cache_key: _CacheKey) -> str:
+        signature_key, device, setting = cache_key
         treedef: Any
         dynamic: Any
         statics: Any
         avals: Any
         treedef, dynamic, statics, avals, _ = signature_key  # type: ignore[misc]
-        for key, old_device in self._cache:
+        for key, old_device, old_setting in self._cache:
+            if key == signature_key and old_device == device:
+                return f"default_matmul_precision changed: {old_setting} -> {setting}"
+        for key, old_device, _ in self._cache:
             if key == signature_key:
                 return f"arguments on another device: {old_device} -> {device}"
-        for key, _ in self._cache:
+        for key, _, _ in self._cache:
             old_tree: Any
             old_dynamic: Any
             old_statics: Any
@@ -526,12 +540,15 @@ def program(
     without the dashes (``{"xla_cpu_experimental_ynn_fusion_type": ""}``, say); see ``Staged.compile``."""
 
     def make(f: Callable[P, R]) -> Program[P, R]:
-        return Program(
+        made = Program(
             f, static_argnums=static_argnums, donate_argnums=donate_argnums, device=device, name=name,
             compiler_options=compiler_options, static_argnames=static_argnames,
         )
+        made.runs_eagerly_without_jit = True
+        return made
 
     return make(fn) if fn is not None else make
 
 
 lapack.on_change(_lapack_choice_changed)
+contexts.on_change(_forget_fast_paths)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
-from . import debug_values, pytree
+from . import debug_values, pytree, transfer_guards
 from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, leaf_aval, leaf_names, static_key
 from .dispatch import Unsupported, call_key
@@ -303,22 +303,34 @@ def _runner(
     out_aval = out_avals[0] if single_out else None
     flat_tuple_out = out_tree.kind == "tuple" and all(c == pytree.LEAF for c in out_tree.children)
     new_array = Array
+    guarding = transfer_guards.ACTIVE
 
     ranges = list(int_ranges) or [None] * len(in_buffer_avals)
 
+    def guard(direction: str, aval: runtime.BufferAval) -> None:
+        """The transfer guard's check of an argument's implicit copy (only where one is being made)."""
+        shape, dtype = aval.shape, aval.dtype
+        transfer_guards.check(direction, f"{_dt.short_name(dtype)}{list(shape)} argument to {device}")
+
     def transfer(leaf: Any, aval: runtime.BufferAval, allowed: IntRange | None) -> Any:
         if type(leaf) is np.ndarray:  # the caller's memory itself is the source of the one copy
+            if guarding[0]:
+                guard("host_to_device", aval)
             return put(runtime.contiguous(leaf), aval, sharding, devices)
         if isinstance(leaf, Array):
             buffer = leaf.buffer
             if buffer._sharding is sharding:
                 return buffer
             held = buffer._sharding._internal_device_list
-            if len(held) != 1:  # split over several devices (a pmap result): never handed to this executable
-                return put(runtime.contiguous(leaf.numpy()), aval, sharding, devices)
-            if held[0] == device:
+            if len(held) == 1 and held[0] == device:
                 return buffer
+            if guarding[0]:
+                guard("device_to_device", aval)
+            if len(held) != 1:  # split over several devices (a pmap result): never handed to this executable
+                return put(runtime.contiguous(leaf._host_value()), aval, sharding, devices)
             return runtime.device_copy(buffer, device)
+        if guarding[0]:
+            guard("host_to_device", aval)
         if allowed is not None and type(leaf) is int:
             allowed.check(leaf, "argument")
         try:
@@ -356,6 +368,8 @@ def _runner(
         buffers = []
         for leaf, aval, allowed in zip(dynamic, in_buffer_avals, ranges):
             if type(leaf) is np.ndarray:  # host data goes to this device
+                if guarding[0]:
+                    guard("host_to_device", aval)
                 buffers.append(put(runtime.contiguous(leaf), aval, sharding, devices))
             elif isinstance(leaf, Array):
                 buffer = leaf.buffer

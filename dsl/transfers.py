@@ -1,4 +1,5 @@
-"""Pytree-wide host transfers and waits (``jax.device_get``, ``jax.block_until_ready``) and device counts."""
+"""Pytree-wide host transfers and waits (``jax.device_get``, ``jax.block_until_ready``,
+``jax.copy_to_host_async``) and device counts."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ def block_until_ready(tree: T) -> T:
     for leaf in pytree.leaves(tree):
         if isinstance(leaf, Array):
             leaf.block_until_ready()
+    return tree
+
+
+def copy_to_host_async(tree: T) -> T:
+    """Start copying every ``ts.Array`` in ``tree`` to the host (``Array.copy_to_host_async``); returns ``tree``."""
+    for leaf in pytree.leaves(tree):
+        if isinstance(leaf, Array):
+            leaf.copy_to_host_async()
     return tree
 
 

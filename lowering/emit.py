@@ -18,6 +18,7 @@ from ..staging.bounded import K, V
 from ..staging.builder import gc_paused
 from ..staging.ir import Atom, Aval, Equation, Graph, Literal, SourceLoc, scalar_aval
 from ..staging.primitive import Primitive
+from ..staging.source import ScopedLoc
 
 
 class Value(NamedTuple):
@@ -151,9 +152,15 @@ def _loc_text(loc: SourceLoc | None) -> str:
         return "loc(unknown)"
     text = _LOC_TEXT.get(loc)
     if text is None:
-        file = loc.file.replace("\\", "\\\\").replace('"', '\\"')
-        text = remember(_LOC_TEXT, loc, f'loc("{file}":{loc.line}:0)')
+        text = f'"{_escaped(loc.file)}":{loc.line}:0'
+        if isinstance(loc, ScopedLoc):  # a name location around the line: XLA's op_name metadata (JAX's name stack)
+            text = f'"{_escaped(loc.scope)}"({text})'
+        text = remember(_LOC_TEXT, loc, f"loc({text})")
     return text
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def dense_attr(array: np.ndarray[Any, Any], aval: Aval, ttype: str | None = None) -> str:

@@ -1,4 +1,5 @@
-"""Finding the user's source line: the first stack frame outside the tensorstage package."""
+"""Finding the user's source line: the first stack frame outside the tensorstage package, and the named scopes
+(``ts.named_scope``) open while it stages, which a location carries as a ``ScopedLoc``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,39 @@ def _numpy_dirs() -> tuple[str, ...]:
 
     return (os.path.dirname(os.path.abspath(numpy.__file__)) + os.sep,)
 
+
+class ScopedLoc(SourceLoc):
+    """A source location staged inside ``ts.named_scope`` blocks: ``scope`` is their names, outermost first, joined
+    by ``/`` (JAX's name stack). Printed after the line; lowered as an MLIR name location, which XLA keeps as the
+    ops' ``op_name`` metadata (profiles and HLO dumps show it)."""
+
+    scope: str
+
+    def __new__(cls, file: str, line: int, scope: str) -> ScopedLoc:
+        loc = super().__new__(cls, file, line)
+        loc.scope = scope
+        return loc
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} [{self.scope}]"
+
+    # A scoped location is not its plain line: locations key caches (the lowering's location text).
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ScopedLoc) and tuple.__eq__(self, other) and self.scope == other.scope
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.scope))
+
+    def __getnewargs__(self) -> tuple[str, int, str]:  # pickling passes the scope too
+        return (self.file, self.line, self.scope)
+
+
+# The names of the open ``named_scope`` blocks, innermost last (``ts.named_scope`` pushes and pops); read per
+# equation staged, so one list.
+SCOPES: list[str] = []
 
 _LIBRARY_DIRS: Final = _library_dirs() + _numpy_dirs()
 # Frames of context managers and functools wrappers sit between library code and the user's line.
@@ -61,6 +95,8 @@ def user_location() -> SourceLoc | None:
             frame = frame.f_back  # type: ignore[assignment]
             continue
         if filename in user_files or not is_library_file(filename):
+            if SCOPES:
+                return _scoped(filename, frame.f_lineno)
             key = (filename, frame.f_lineno)
             loc = _locs.get(key)
             if loc is None:
@@ -70,6 +106,16 @@ def user_location() -> SourceLoc | None:
     return None
 
 
+def _scoped(filename: str, line: int) -> ScopedLoc:
+    scope = "/".join(SCOPES)
+    key = (filename, line, scope)
+    loc = _scoped_locs.get(key)
+    if loc is None:
+        loc = remember(_scoped_locs, key, ScopedLoc(_display_path(filename), line, scope), 8192)
+    return loc
+
+
+_scoped_locs: dict[tuple[str, int, str], ScopedLoc] = {}  # one ScopedLoc per (line, scope) (bounded)
 _display: dict[str, str] = {}
 _locs: dict[tuple[str, int], SourceLoc] = {}  # one SourceLoc per user line (bounded): equations share it
 

@@ -8,7 +8,9 @@ program it inlines, and it composes with ``grad``, ``vmap`` and ``jit`` both way
 ``|``): ``user_checks`` (``check`` and ``debug_check``), ``nan_checks`` (a NaN made by an equation whose operands
 hold none), ``div_checks`` (integer division or remainder by zero), ``index_checks`` (a gather, scatter or dynamic
 slice whose indices XLA would clamp or drop), ``float_checks`` = nan | div, ``automatic_checks`` = float | index,
-``all_checks``.
+``all_checks``. ``init_error`` is the error of a run where nothing failed; ``check_error(err)`` raises ``err``'s
+failure, or, in a function ``checkify`` transforms, records it again (so an error returned through ``jit`` can be
+re-checked).
 
 Deliberate differences from JAX:
 - messages end with the line that staged the check (``... (`check` failed) at model.py:12``; JAX keeps it in a
@@ -20,6 +22,9 @@ Deliberate differences from JAX:
 - a ``check`` inside ``custom_jvp``/``custom_vjp`` functions, linear solves and other primitives that carry
   functions (besides cond, switch, while, scan and checkpoint) is refused; automatic checks treat such an
   equation's results as a whole;
+- ``check_error`` re-records a failure as a ``check`` at its own line: an automatic one's message is its text plus
+  `` (`check` failed) at <line>`` (an index message without the axis size); ``ErrorCategory`` is a category's
+  name (JAX's are exception classes);
 - index checks also flag clamped starts of ``ts.lax.dynamic_slice`` / ``dynamic_update_slice`` (as JAX) and of
   library functions that gather with deliberately clamped indices.
 """
@@ -45,12 +50,14 @@ from ..tensor import Tensor
 from ..trace import to_atom, wrap
 
 __all__ = [
-    "CheckifyError", "Error", "ErrorSet", "JaxRuntimeError", "all_checks", "automatic_checks", "check", "checkify",
-    "debug_check", "div_checks", "float_checks", "index_checks", "nan_checks", "user_checks",
+    "CheckifyError", "Error", "ErrorCategory", "ErrorSet", "JaxRuntimeError", "all_checks", "automatic_checks",
+    "check", "check_error", "checkify", "debug_check", "div_checks", "float_checks", "index_checks", "init_error",
+    "nan_checks", "user_checks",
 ]
 
 R = TypeVar("R")
-ErrorSet = frozenset[str]
+ErrorCategory = str  # one kind of check (JAX's are exception classes; the error sets below hold these names)
+ErrorSet = frozenset[ErrorCategory]
 
 user_checks: Final[ErrorSet] = frozenset({C.USER})
 nan_checks: Final[ErrorSet] = frozenset({C.NAN})
@@ -128,6 +135,9 @@ class Error:
         return _describe(site, values)
 
 
+init_error: Final[Error] = Error(np.zeros((), np.int32), (), ())  # no check failed: what ``checkify`` starts from
+
+
 def _flatten_error(err: Error) -> tuple[list[Any], tuple[C.Site, ...]]:
     return [err._code, *err._payloads], err._sites
 
@@ -155,6 +165,41 @@ def _describe(site: C.Site, values: Sequence[np.ndarray[Any, Any]]) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------- check
+
+
+def check_error(error: Error) -> None:
+    """Raise ``error``'s failure as ``CheckifyError`` (``err.throw()``); inside a function ``checkify`` transforms,
+    record it again instead, so a checkified result can be passed on through ``jit`` and re-checked. Re-recorded
+    failures end with this call's line (a user check keeps its message and values; an automatic one says what it
+    found and where, as text)."""
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes an Error as argument, got {type(error).__name__} {error!r:.60}")
+    if not is_staging():
+        error.throw()
+        return
+    start = 0
+    for code, site in enumerate(error._sites, 1):
+        values = list(error._payloads[start : start + len(site.payload)])
+        start += len(site.payload)
+        failed = error._code != code
+        if site.kind == C.USER:
+            args, kwargs = pytree.unflatten(site.detail, values)
+            _check(failed, site.what, args, kwargs, debug=False)
+        else:
+            text, args = _automatic_text(site)
+            _check(failed, text, tuple(values) if args else (), {}, debug=False)
+
+
+def _automatic_text(site: C.Site) -> tuple[str, bool]:
+    """An automatic site's message as a ``check`` format (its own text escaped), and whether it reads the site's
+    values (an index check: the index and the axis)."""
+    where = f" at {site.loc}" if site.loc is not None else ""
+    if site.kind == C.INDEX:
+        shape = str(tuple(site.detail)).replace("{", "{{").replace("}", "}}")
+        return f"out-of-bounds indexing for array of shape {shape}: index {{}} is out of bounds for axis {{}}" + \
+            where.replace("{", "{{").replace("}", "}}"), True
+    text = _describe(site, [])
+    return text.replace("{", "{{").replace("}", "}}"), False
 
 
 class _Placeholder:

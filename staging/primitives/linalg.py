@@ -3,6 +3,10 @@
 Result axes are ordered (batch axes, lhs free axes, rhs free axes). Transpose and batching rules choose operand
 order so that results come out in row-major layout whenever a single dot can produce it, instead of building
 a transposed result that XLA must copy back.
+
+A dot staged inside ``ts.default_matmul_precision(...)`` carries the chosen operand precision as its
+``precision`` param (``'DEFAULT'``, ``'HIGH'`` or ``'HIGHEST'``: StableHLO's ``precision_config``); its derivative
+and batched dots carry it too. Dots staged outside carry none (the lowering's platform default).
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ Dims = tuple[tuple[int, ...], tuple[int, ...]]
 
 dot_general_p = Primitive("dot_general")
 
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+# The precision of dots staged now (``ts.default_matmul_precision`` sets it; None: no param); read per dot staged.
+DEFAULT_PRECISION: list[str | None] = [None]
+
 
 def _free_axes(ndim: int, contracting: Sequence[int], batch: Sequence[int]) -> list[int]:
     return [a for a in range(ndim) if a not in contracting and a not in batch]
@@ -32,8 +40,10 @@ def _free_axes(ndim: int, contracting: Sequence[int], batch: Sequence[int]) -> l
 
 @dot_general_p.def_shape
 @memoized_shape_rule  # runs for every dot staged
-def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims) -> Aval:
+def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims, precision: str | None = None) -> Aval:
     op = "dot_general"
+    if precision is not None and precision not in PRECISIONS:
+        raise ValueError(f"dot_general: precision must be one of {', '.join(PRECISIONS)} or None, got {precision!r}")
     check_dtype(op, lhs, E.ARITHMETIC, "numeric")
     same_dtype(op, (lhs, rhs))
     (lc, rc), (lb, rb) = contracting, batch
@@ -64,19 +74,28 @@ def _dot_general_shape(lhs: Aval, rhs: Aval, *, contracting: Dims, batch: Dims) 
     return Aval(tuple(shape), lhs.dtype, names)
 
 
-def dot_general(lhs: Atom, rhs: Atom, contracting: Dims, batch: Dims = ((), ())) -> Atom:
+def dot_general(
+    lhs: Atom, rhs: Atom, contracting: Dims, batch: Dims = ((), ()), precision: str | None = None
+) -> Atom:
+    """A dot; ``precision`` None: the staging default (``DEFAULT_PRECISION``)."""
     c, b = contracting, batch
     if type(c) is not tuple or len(c) != 2 or type(c[0]) is not tuple or type(c[1]) is not tuple:
         c = (tuple(c[0]), tuple(c[1]))
     if type(b) is not tuple or len(b) != 2 or type(b[0]) is not tuple or type(b[1]) is not tuple:
         b = (tuple(b[0]), tuple(b[1]))
-    return bind(dot_general_p, lhs, rhs, contracting=c, batch=b)  # type: ignore[no-any-return]
+    if precision is None:
+        precision = DEFAULT_PRECISION[0]
+    if precision is None:  # the common case: no param, so the equation is what it always was
+        return bind(dot_general_p, lhs, rhs, contracting=c, batch=b)  # type: ignore[no-any-return]
+    return bind(dot_general_p, lhs, rhs, contracting=c, batch=b, precision=precision)  # type: ignore[no-any-return]
 
 
 dot_general_p.def_jvp(E.bilinear_jvp(dot_general_p))
 
 
-def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims, batch: Dims) -> Atom:
+def _cotangent_for(
+    ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims, batch: Dims, precision: str | None
+) -> Atom:
     """Cotangent of operand ``x`` of a dot_general whose other operand is ``y``.
 
     It is a dot of ``ct`` with ``y`` contracting ``y``'s free axes; of the two operand orders, the one whose
@@ -93,10 +112,7 @@ def _cotangent_for(ct: Atom, x: Aval, y: Atom, x_is_lhs: bool, contracting: Dims
             remember(_PLANS, key, plan, 1024)
     ct_first, c, b, perm = plan  # the plan's axes are tuples already: bound as they are (dot_general converts)
     out: Atom
-    if ct_first:
-        out = bind(dot_general_p, ct, y, contracting=c, batch=b)
-    else:
-        out = bind(dot_general_p, y, ct, contracting=c, batch=b)
+    out = dot_general(ct, y, c, b, precision) if ct_first else dot_general(y, ct, c, b, precision)
     if perm is not None:
         out = S.transpose(out, perm)
     return S.reshape_like(out, x)
@@ -146,20 +162,22 @@ def _cotangent_plan(x_ndim: int, y_ndim: int, x_is_lhs: bool, contracting: Dims,
 @dot_general_p.def_vjp
 def _dot_general_vjp(
     cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, wants: Sequence[bool], *, contracting: Dims,
-    batch: Dims,
+    batch: Dims, precision: str | None = None,
 ) -> Any:
     (ct,) = cts
     lhs, rhs = primals
     # Bilinear: the transposes need no conjugation (JAX's convention, see complex_parts)
     if isinstance(ct, Zero) or not dtypes.is_inexact(lhs.aval.dtype):
         return (Zero(lhs.aval), Zero(rhs.aval))
-    ct_lhs = _cotangent_for(ct, lhs.aval, rhs, True, contracting, batch) if wants[0] else Zero(lhs.aval)
-    ct_rhs = _cotangent_for(ct, rhs.aval, lhs, False, contracting, batch) if wants[1] else Zero(rhs.aval)
+    ct_lhs = _cotangent_for(ct, lhs.aval, rhs, True, contracting, batch, precision) if wants[0] else Zero(lhs.aval)
+    ct_rhs = _cotangent_for(ct, rhs.aval, lhs, False, contracting, batch, precision) if wants[1] else Zero(rhs.aval)
     return (ct_lhs, ct_rhs)
 
 
 @dot_general_p.def_batch
-def _dot_general_batch(args: Sequence[Atom], dims: Sequence[int | None], *, contracting: Dims, batch: Dims) -> Any:
+def _dot_general_batch(
+    args: Sequence[Atom], dims: Sequence[int | None], *, contracting: Dims, batch: Dims, precision: str | None = None
+) -> Any:
     lhs, rhs = args
     dl, dr = dims
     (lc, rc), (lb, rb) = contracting, batch
@@ -169,16 +187,16 @@ def _dot_general_batch(args: Sequence[Atom], dims: Sequence[int | None], *, cont
 
     lc2, lb2, rc2, rb2 = shift(lc, dl), shift(lb, dl), shift(rc, dr), shift(rb, dr)
     if dl is not None and dr is not None:
-        out = dot_general(lhs, rhs, (lc2, rc2), ((dl, *lb2), (dr, *rb2)))
+        out = dot_general(lhs, rhs, (lc2, rc2), ((dl, *lb2), (dr, *rb2)), precision)
         return out, 0
     nb = len(lb)
     if dl is not None:
         free = _free_axes(lhs.aval.ndim, lc2, lb2)
-        return dot_general(lhs, rhs, (lc2, rc2), (lb2, rb2)), nb + free.index(dl)
+        return dot_general(lhs, rhs, (lc2, rc2), (lb2, rb2), precision), nb + free.index(dl)
     assert dr is not None
     free_r = _free_axes(rhs.aval.ndim, rc2, rb2)
     if free_r == [dr] and nb == 0:
         # Matrix times a batch of vectors: swap operands so the batch axis leads (row-major result).
-        return dot_general(rhs, lhs, (rc2, lc2), (rb2, lb2)), 0
+        return dot_general(rhs, lhs, (rc2, lc2), (rb2, lb2), precision), 0
     n_lhs_free = len(_free_axes(lhs.aval.ndim, lc, lb))
-    return dot_general(lhs, rhs, (lc2, rc2), (lb2, rb2)), nb + n_lhs_free + free_r.index(dr)
+    return dot_general(lhs, rhs, (lc2, rc2), (lb2, rb2), precision), nb + n_lhs_free + free_r.index(dr)
