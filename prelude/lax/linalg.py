@@ -14,6 +14,11 @@ Deliberate differences from jax.lax.linalg:
   complex matrices it pivots on the modulus where ``cgtsv`` compares ``|re| + |im|``: near ties may pick the
   other row (same solution up to rounding).
 - ``implementation``/``algorithm``/``use_magma`` are accepted and ignored.
+
+``hessenberg``, ``tridiagonal``, ``householder_product`` and ``ormqr`` (``linalg_householder.py``),
+``cholesky_update`` and ``symmetric_product`` (``linalg_updates.py``) and ``qdwh`` (``linalg_qdwh.py``) are prelude
+code on these primitives; their modules list their differences (chiefly: they differentiate where JAX's do not,
+and run on every platform).
 """
 
 from __future__ import annotations
@@ -35,10 +40,14 @@ from ...tensor import Tensor
 from .. import numpy as tnp
 from ..numpy._core import as_tensor, dtype_error, inexact_operand, op, shape_error, wrap
 from ..numpy.linalg_decompositions import matrix_operand, same_dtype, square_operand
+from .linalg_householder import hessenberg, householder_product, ormqr, tridiagonal
+from .linalg_qdwh import qdwh
+from .linalg_updates import cholesky_update, symmetric_product
 
 __all__ = [
-    "cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve",
-    "tridiagonal_solve",
+    "cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
+    "lu_pivots_to_permutation", "ormqr", "qdwh", "qr", "schur", "svd", "symmetric_product", "triangular_solve",
+    "tridiagonal", "tridiagonal_solve",
 ]
 
 DT = TypeVar("DT", bound=DType)
