@@ -206,7 +206,7 @@ def test_transfer_guard_directions_logging_and_config(caplog: pytest.LogCaptureF
             prog(host)
             ts.device_put(host)
         assert [r.getMessage().splitlines()[0] for r in caplog.records] == [
-            "host-to-device transfer: f32[2] argument to cpu:0"]
+            f"host-to-device transfer: f32[2] argument to {ts.default_device()}"]
         caplog.clear()
         with transfer_guard("log_explicit"):
             ts.device_put(host)
@@ -284,11 +284,12 @@ def test_process_queries_environment_and_live_arrays(capsys: pytest.CaptureFixtu
     with pytest.raises(ValueError, match="unknown device platform"):
         process_index("tpu")
     info = print_environment_info(return_string=True)
-    assert info is not None and "tensorstage:" in info and "jaxlib:" in info and "cpu-" in info
+    platform = ts.default_device().platform
+    assert info is not None and "tensorstage:" in info and "jaxlib:" in info and f"{platform}-" in info
     assert print_environment_info() is None and "numpy:" in capsys.readouterr().out
     x = ts.asarray(_f32(3)) * 2.0
     assert any(a.buffer is x.buffer for a in live_arrays())
-    listed = next(a for a in live_arrays("cpu") if a.buffer is x.buffer)
+    listed = next(a for a in live_arrays(platform) if a.buffer is x.buffer)
     np.testing.assert_array_equal(listed, x)
     x.delete()
     assert not any(a.buffer is x.buffer for a in live_arrays())
