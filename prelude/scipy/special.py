@@ -276,11 +276,16 @@ def _polynomial(coefficients: tuple[float, ...], t: Atom) -> Atom:
     return out
 
 
+def _ndtri_guess(log_q: Atom) -> Atom:
+    """ndtri(q) for q in (0, 1/2] to 4.5e-4 absolute (A&S 26.2.23), from ``log q``: a cheap starting point."""
+    t = bind(E.sqrt_p, E.mul(_c(-2, log_q), log_q))
+    return E.neg(E.sub(t, E.div(_polynomial(_AS_NUMERATOR, t), _polynomial(_AS_DENOMINATOR, t))))
+
+
 def _lower_ndtri(q: Atom, log_q: Atom) -> Atom:
     """ndtri(q) for q in (0, 1/2]: A&S 26.2.23 (4.5e-4 absolute), then Newton steps on ``log_ndtr(x) = log q``
     (quadratic, and relative in q down to the smallest doubles): 3 in f64 (2.8 ulps), 2 in f32 (2.4 ulps)."""
-    t = bind(E.sqrt_p, E.mul(_c(-2, q), log_q))
-    x = E.neg(E.sub(t, E.div(_polynomial(_AS_NUMERATOR, t), _polynomial(_AS_DENOMINATOR, t))))
+    x = _ndtri_guess(log_q)
     half_log_2pi = 0.5 * math.log(2 * math.pi)
     for _ in range(3 if q.aval.dtype == np.float64 else 2):
         log_cdf = _log_ndtr(x)
@@ -321,13 +326,17 @@ def _log_ndtr_asymptotic(x: Atom) -> Atom:
 
 def _log_ndtr(x: Atom) -> Atom:
     """``log ndtr(x)``: log1p(-ndtr(-x)) above 6, log(ndtr(x)) down to -20 (f64; -10 below f64), an asymptotic
-    series below (where erfc underflows)."""
+    series below (where erfc underflows). The first two share one ``ndtr`` (erfc is a large expansion to compile),
+    at ``-x`` above 6 and at ``x`` (at least -20) below."""
     lower = -20.0 if x.aval.dtype == np.float64 else -10.0
     upper, middle = _c(6, x), _c(lower, x)
-    high = bind(E.log1p_p, E.neg(_ndtr(E.neg(_where(E.gt(x, upper), x, upper)))))
-    mid = E.log(_ndtr(_where(E.gt(x, middle), x, middle)))
-    low = _log_ndtr_asymptotic(_where(E.gt(x, middle), middle, x))
-    return _where(E.gt(x, upper), high, _where(E.gt(x, middle), mid, low))
+    high_side, above_middle = E.gt(x, upper), E.gt(x, middle)
+    mass = _ndtr(_where(high_side, E.neg(x), _where(above_middle, x, middle)))
+    half = _c(0.5, x)  # each log sees its own branch's mass only (the other's, near 0 or 1, would NaN a gradient)
+    high = bind(E.log1p_p, E.neg(_where(high_side, mass, half)))
+    mid = E.log(_where(high_side, half, mass))
+    low = _log_ndtr_asymptotic(_where(above_middle, middle, x))
+    return _where(high_side, high, _where(above_middle, mid, low))
 
 
 def _logit(p: Atom) -> Atom:
