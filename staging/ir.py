@@ -7,7 +7,7 @@ later (by a transform, typecheck or the XLA verifier) still point at user code.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
@@ -191,12 +191,15 @@ class Equation:
 class Graph:
     """An immutable SSA program: typed inputs, equations in order, output atoms."""
 
-    __slots__ = ("inputs", "eqns", "outputs")
+    __slots__ = ("inputs", "eqns", "outputs", "holds")
 
     def __init__(self, inputs: Sequence[Var], eqns: Sequence[Equation], outputs: Sequence[Atom]) -> None:
         self.inputs = tuple(inputs)
         self.eqns = tuple(eqns)
         self.outputs = tuple(outputs)
+        # ``graph_holds``'s answers per test, kept here because the graph never changes: lowering and DCE ask them
+        # of every nested graph at every level of nesting, which would otherwise re-walk inner graphs per level.
+        self.holds: dict[Callable[[Equation], bool], bool] | None = None
 
     @property
     def in_avals(self) -> tuple[Aval, ...]:

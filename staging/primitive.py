@@ -118,10 +118,17 @@ def nested_graphs(prim: Primitive, params: Mapping[str, Any]) -> Iterator[Graph]
 
 def graph_holds(graph: Graph, test: Callable[[Equation], bool]) -> bool:
     """Whether ``test`` holds for an equation of ``graph`` or of a graph nested in one (a loop body, a branch, a
-    checkpointed function), at any depth."""
-    return any(
-        test(eqn) or any(graph_holds(g, test) for g in nested_graphs(eqn.primitive, eqn.params)) for eqn in graph.eqns
-    )
+    checkpointed function), at any depth. Each graph answers each test once (``Graph.holds``)."""
+    known = graph.holds
+    if known is None:
+        known = graph.holds = {}
+    answer = known.get(test)
+    if answer is None:
+        answer = known[test] = any(
+            test(eqn) or any(graph_holds(g, test) for g in nested_graphs(eqn.primitive, eqn.params))
+            for eqn in graph.eqns
+        )
+    return answer
 
 
 def equation_has_effects(eqn: Equation) -> bool:

@@ -198,3 +198,31 @@ def test_effects_barrier_waits_for_every_run_and_keeps_a_bounded_list() -> None:
     ts.effects_barrier()
     assert not runtime._PENDING_EFFECTS
     assert sorted(v for _, v in log) == list(range(300))
+
+
+def test_each_nested_graph_is_asked_about_effects_once() -> None:
+    """Lowering asks "does this loop or branch hold ordered effects?" at every level of nesting: each graph answers
+    each such question once, so deep nesting stays linear, and the answers still find a print six loops down."""
+    from tensorstage.staging.primitive import graph_holds
+
+    def f(x: Any) -> Any:
+        def nest(depth: int, v: Any) -> Any:
+            if depth == 0:
+                ts.debug.print("deep {}", tnp.sum(v), ordered=True)
+                return v * 2.0
+            return ts.lax.fori_loop(0, 2, lambda i, w: nest(depth - 1, w), v)
+
+        return nest(6, x)
+
+    graph = ts.program(f).stage(ts.Spec((3,), ts.f32)).graph
+    asked: list[str] = []
+
+    def is_print(eqn: Any) -> bool:
+        asked.append(eqn.primitive.name)
+        return eqn.primitive.name == "io_callback"
+
+    assert graph_holds(graph, is_print)
+    first = len(asked)
+    for _ in range(3):  # asked again at every level (as lowering does): nothing is walked twice
+        assert graph_holds(graph, is_print)
+    assert len(asked) == first and first <= 7 * 8  # a handful of equations per level, each asked once

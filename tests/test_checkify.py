@@ -152,7 +152,6 @@ def test_vmap_both_ways() -> None:
     assert ck.checkify(ts.vmap(_member_check))(np.abs(xs))[0].get() is None
 
 
-@pytest.mark.skipif(not hasattr(CF, "_takes_branch"), reason="needs the cond/while batching patch (checkify_wants.patch)")
 def test_checkify_of_vmap_skips_checks_of_branches_not_taken_and_finished_loops() -> None:
     def g(k: Any, x: Any) -> Any:
         def branch(n: int) -> Callable[[Any], Any]:
@@ -177,6 +176,40 @@ def test_checkify_of_vmap_skips_checks_of_branches_not_taken_and_finished_loops(
         return ts.while_loop(lambda c: c < n, body, i32(0))
 
     assert ck.checkify(ts.vmap(count))(np.array([1, 3], i32))[0].get() is None
+
+
+def test_checks_nested_in_loops_inside_per_member_branches() -> None:
+    """Under vmap with a batched predicate every branch runs for every member: checks in loops (scan, fori, while),
+    in a checkpointed function and in a nested branch inside it hold for the members that do not take it."""
+
+    def looped(v: Any) -> Any:
+        def step(i: Any, c: Any) -> Any:
+            ck.check(c < 10, "loop step {} carry {}", i, c)
+            return ts.lax.cond(c > 5, lambda u: (ck.check(u < 8, "inner cond {}", u), u + 1)[1], lambda u: u + 1, c)
+
+        w = ts.lax.fori_loop(0, 3, step, v)
+        w = ts.lax.scan(lambda c, x: ((ck.check(c < 20, "scan {}", c), c + x)[1], None), w, tnp.ones(2))[0]
+        return ts.checkpoint(lambda u: (ck.check(u < 30, "checkpointed {}", u), u)[1])(w)
+
+    def g(k: Any, x: Any) -> Any:
+        return ts.switch(k, [lambda v: v * 0, looped, lambda v: ts.while_loop(lambda c: c < v, looped, v * 0)], x)
+
+    at = {name: _line(looped, text) for name, text in (("loop", "loop step"), ("inner", "inner cond"))}
+    ks = np.array([0, 1, 1, 2, 0], i32)
+    # Member 0 and 4 take the first branch with values that would fail every check in the others.
+    xs = np.array([50.0, 1.0, 6.0, 3.0, 90.0], f32)
+    err, out = ck.checkify(ts.vmap(g))(ks, xs)
+    assert err.get() == f"inner cond 8.0 (`check` failed) at {at['inner']}"  # member 2: 6 -> 7 -> 8 fails
+    err, out = ts.vmap(ck.checkify(g))(ks, xs)
+    assert err.get() == f"at mapped index 2: inner cond 8.0 (`check` failed) at {at['inner']}"
+    xs[2] = 0.0
+    err, out = ck.checkify(ts.vmap(g))(ks, xs)
+    assert err.get() is None
+    # Python reference of g: branch 1 adds 3 then 2; branch 2 loops from 0 while c < v.
+    assert out.tolist() == [0.0, 6.0, 5.0, 5.0, 0.0]
+    xs[3] = 12.0  # member 3's while runs looped on 0 (-> 5), 5 (-> 10), then 10 fails the first loop step's check
+    err, _ = ck.checkify(ts.vmap(g))(ks, xs)
+    assert err.get() == f"loop step 0 carry 10.0 (`check` failed) at {at['loop']}"
 
 
 def test_library_drops_are_not_out_of_bounds() -> None:

@@ -15,7 +15,7 @@ members that do not run a branch or a step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,11 +103,18 @@ def _is_check(eqn: Equation) -> bool:
     return eqn.primitive is check_p
 
 
+# How each primitive with nested graphs passes ``guarded``'s flag into them (filled in by the primitives' own
+# modules): ``rule(eqn, active)`` is ``eqn`` with ``active`` as an extra operand and its graphs ``guarded``.
+GuardRule = Callable[[Equation, Atom], Equation]
+GUARD_RULES: dict[Primitive, GuardRule] = {}
+
+
 def guarded(graph: Graph) -> Graph:
     """``graph`` taking a leading bool scalar ``active``: its checks hold wherever it is False. Batching runs
     graphs for members that do not run them (every branch of a cond with a batched predicate, the body of a
     while loop for members that finished, results discarded); guarded by whether the member runs it, such a
-    graph fails no check of those members. Checks nested deeper (in a loop inside the branch) are refused."""
+    graph fails no check of those members. Checks nested deeper (in a loop inside the branch) are guarded too,
+    through their primitive's ``GUARD_RULES`` entry."""
     active = Var(Aval((), dtypes.BOOL))
     eqns = []
     with building() as builder:
@@ -120,10 +127,13 @@ def guarded(graph: Graph) -> Graph:
                 eqns.extend(builder.eqns)
                 builder.eqns.clear()
             elif any(holds_check(g) for g in nested_graphs(eqn.primitive, eqn.params)):
-                raise TransformError(
-                    f"a check inside {eqn.primitive.name}, in a cond branch or while body that vmap runs for "
-                    "members that do not take it (its predicate is batched), is not supported: checkify the "
-                    "function before vmapping it (vmap(checkify(f)))", "vmap", eqn.loc,
-                )
+                rule = GUARD_RULES.get(eqn.primitive)
+                if rule is None:
+                    raise TransformError(
+                        f"a check inside {eqn.primitive.name}, in a cond branch or while body that vmap runs for "
+                        "members that do not take it (its predicate is batched), is not supported: checkify the "
+                        "function before vmapping it (vmap(checkify(f)))", "vmap", eqn.loc,
+                    )
+                eqn = rule(eqn, active)
             eqns.append(eqn)
     return Graph((active, *graph.inputs), eqns, graph.outputs)

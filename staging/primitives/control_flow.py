@@ -24,7 +24,7 @@ from .. import dtypes
 from ..builder import bind, building, current_loc, inline
 from ..dce import dce
 from ..errors import DTypeError, ShapeError, TransformError
-from ..ir import Atom, Aval, DimName, Graph, Var, literal
+from ..ir import Atom, Aval, DimName, Equation, Graph, Var, literal
 from ..primitive import Primitive, equation_has_effects
 from ..shapes import describe
 from ..zeros import MaybeZero, Zero, has_tangent
@@ -202,6 +202,16 @@ def _takes_branch(index: Atom, i: int, count: int) -> Atom:
 def_nested_axis_rules(cond_p, "branches")
 
 
+def _cond_guard(eqn: Equation, active: Atom) -> Equation:
+    """``active`` becomes every branch's first operand."""
+    index, *operands = eqn.inputs
+    branches = tuple(K.guarded(b) for b in eqn.params["branches"])
+    return Equation(cond_p, (index, active, *operands), eqn.outputs, dict(eqn.params, branches=branches), eqn.loc)
+
+
+K.GUARD_RULES[cond_p] = _cond_guard
+
+
 # ------------------------------------------------------------------------------------------------ while
 
 while_p = Primitive("while", multiple_results=True)
@@ -336,6 +346,21 @@ def _while_batch(
 
 
 def_nested_axis_rules(while_p, "cond_graph", "body_graph")
+
+
+def _while_guard(eqn: Equation, active: Atom) -> Equation:
+    """``active`` becomes the first constant of the condition and of the body."""
+    p = eqn.params
+    cond_consts, body_consts, carry = split(eqn.inputs, p["cond_nconsts"], p["body_nconsts"])
+    params = dict(
+        p, cond_graph=K.guarded(p["cond_graph"]), body_graph=K.guarded(p["body_graph"]),
+        cond_nconsts=p["cond_nconsts"] + 1, body_nconsts=p["body_nconsts"] + 1,
+    )
+    inputs = (active, *cond_consts, active, *body_consts, *carry)
+    return Equation(while_p, inputs, eqn.outputs, params, eqn.loc)
+
+
+K.GUARD_RULES[while_p] = _while_guard
 
 
 # ------------------------------------------------------------------------------------------------- scan
@@ -607,3 +632,12 @@ def _scan_batch(
 
 
 def_nested_axis_rules(scan_p, "body")
+
+
+def _scan_guard(eqn: Equation, active: Atom) -> Equation:
+    """``active`` becomes the body's first constant."""
+    params = dict(eqn.params, body=K.guarded(eqn.params["body"]), num_consts=eqn.params["num_consts"] + 1)
+    return Equation(scan_p, (active, *eqn.inputs), eqn.outputs, params, eqn.loc)
+
+
+K.GUARD_RULES[scan_p] = _scan_guard

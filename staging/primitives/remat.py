@@ -33,6 +33,7 @@ from ..dce import dce
 from ..ir import Atom, Aval, Equation, Graph, Var
 from ..primitive import Primitive, equation_has_effects
 from ..zeros import MaybeZero, Zero, has_tangent
+from . import check as K
 from .subgraph_edits import Replacing, batch_size_and_name, bind_control, check_inputs, def_nested_axis_rules, nonzero
 
 
@@ -312,3 +313,12 @@ def _checkpoint_batch(
 
 
 def_nested_axis_rules(checkpoint_call_p, "fun")
+
+
+def _checkpoint_guard(eqn: Equation, active: Atom) -> Equation:
+    """``active`` becomes the checkpointed function's first operand."""
+    params = dict(eqn.params, fun=K.guarded(eqn.params["fun"]))
+    return Equation(checkpoint_call_p, (active, *eqn.inputs), eqn.outputs, params, eqn.loc)
+
+
+K.GUARD_RULES[checkpoint_call_p] = _checkpoint_guard
