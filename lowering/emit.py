@@ -197,9 +197,12 @@ class Emitter:
 
     def __init__(
         self, counter: list[int] | None = None, indent: str = "    ", platform: str = "cpu",
-        host_callbacks: list[Any] | None = None,
+        host_callbacks: list[Any] | None = None, functions: dict[object, tuple[str, str]] | None = None,
     ) -> None:
         self.lines: list[str] = []
+        # The module's functions besides ``@main`` (shared with nested regions), by the key a rule gave: each is
+        # ``(symbol, text)``, emitted once after ``@main`` however often it is called.
+        self.functions: dict[object, tuple[str, str]] = functions if functions is not None else {}
         # The module's Python callbacks (shared with nested regions): a callback op names its index here, and
         # the list goes to the compiler with the module.
         self.host_callbacks: list[Any] = host_callbacks if host_callbacks is not None else []
@@ -229,6 +232,15 @@ class Emitter:
     def fresh(self) -> str:
         self.counter[0] += 1
         return f"%{self.counter[0]}"
+
+    def module_function(self, key: object, text: Callable[[str], str]) -> str:
+        """The symbol of the module-level function ``key`` names, whose text ``text(symbol)`` writes (asked for
+        once per module: later calls with the same key get the same function)."""
+        found = self.functions.get(key)
+        if found is None:
+            symbol = f"tensorstage_function_{len(self.functions)}"
+            found = self.functions[key] = (symbol, text(symbol))
+        return found[0]
 
     def op(
         self,
@@ -328,7 +340,7 @@ class Emitter:
         return self.shared_constant(props, aval)
 
     def region(self, arg_avals: Sequence[Aval], body: Callable[[Emitter, list[Value]], Sequence[Value]]) -> str:
-        inner = Emitter(self.counter, self.indent + "    ", self.platform, self.host_callbacks)
+        inner = Emitter(self.counter, self.indent + "    ", self.platform, self.host_callbacks, self.functions)
         inner.loc, inner.source, inner.nested = self.loc, self.source, True
         args = [Value(inner.fresh(), a, tensor_type(a)) for a in arg_avals]
         results = body(inner, args)
@@ -548,8 +560,9 @@ def _module_text(
         f"module @{safe_name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {num_replicas} : i32}} {{\n"
         f"  func.func public @main({params}) -> ({results}) {{"
     )
+    functions = [text for _, text in emitter.functions.values()]
     # One join builds the whole text: each concatenation of a large module would copy (and fault in) it again.
-    return "\n".join([header, *emitter.lines, "  }\n}\n"]), emitter.host_callbacks
+    return "\n".join([header, *emitter.lines, "  }", *functions, "}\n"]), emitter.host_callbacks
 
 
 def _donation_aliases(graph: Graph, donated: set[int]) -> dict[int, int]:

@@ -23,6 +23,7 @@ COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_mo
 COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_checkpoint.py
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}  # tests/test_callbacks.py: they call Python functions
 COVERED_ELSEWHERE |= {"check"}  # no results, no lowering outside checkify: tests/test_checkify.py
+COVERED_ELSEWHERE |= {"exported_call"}  # needs an exported module: tests/test_export.py
 
 
 def _params() -> list[Any]:

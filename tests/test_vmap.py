@@ -209,6 +209,8 @@ COVERED_ELSEWHERE |= {"psum_scatter", "all_to_all"}  # tests/test_collectives_mo
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}
 # checkify's check has no results and lowers only through checkify: tests/test_checkify.py batches it both ways.
 COVERED_ELSEWHERE |= {"check"}
+# An exported program carries only its module text: tests/test_export.py batches calls of one.
+COVERED_ELSEWHERE |= {"exported_call"}
 
 
 def _custom_cases() -> None:

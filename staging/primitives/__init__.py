@@ -20,5 +20,6 @@ from . import linear_solve  # custom_linear_solve and custom_root
 from . import callback  # pure_callback, io_callback
 from . import rng_bits  # rng_bit_generator
 from . import check  # checkify's runtime assertions
+from . import exported_call  # calls of exported programs (ts.export)
 
 __all__ = ["autodiff", "callback", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]
