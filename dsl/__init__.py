@@ -48,7 +48,7 @@ from .sharding import P, make_mesh
 from . import numpy
 from . import debug, lax, nn, optim, random, scipy, tree, tree_util
 from . import experimental, image
-from . import export
+from . import export, profiler
 from . import tensor as _tensor
 
 # Tensor's operators forward to the op library, which is defined in terms of Tensor.
@@ -64,7 +64,7 @@ __all__ = [
     "TransformError", "Unsigned", "asarray", "bf16", "bool_", "c64", "c128", "default_device", "device_put",
     "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map",
     "u8", "u16", "u32", "u64",
-    "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util", "experimental", "image", "export",
+    "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util", "experimental", "image", "export", "profiler",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "ad_checkpoint", "checkpoint_name", "checkpoint_policies",
     "stop_gradient", "value_and_grad", "vjp",
