@@ -127,7 +127,7 @@ def test_refusals_name_the_op_types_and_line() -> None:
         ts.export.export(lambda v: (ts.debug.print("v {}", v), v)[1])(ts.Spec((2,), ts.f32))
     with pytest.raises(TypeError, match="argument leaf 1 is float 2.0; exported programs take arrays or ts.Spec"):
         ts.export.export(lambda v, s: v * s)(ts.Spec((2,), ts.f32), 2.0)
-    with pytest.raises(TypeError, match=r"structure Point\(\*, \*\) has a namedtuple container, which has no portable form"):
+    with pytest.raises(TypeError, match=r"Point\(\*, \*\) has a namedtuple container, which has no portable form"):
         from collections import namedtuple
 
         point = namedtuple("Point", "x y")

@@ -42,7 +42,8 @@ def test_a_trace_holds_annotations_dispatch_and_xla_work(tmp_path: Path, rng: np
     (run,) = (tmp_path / "plugins" / "profile").iterdir()
     (xplane,) = run.glob("*.xplane.pb")
     names = _event_names(xplane)
-    assert {"warm_up", "train_step", "test_a_trace_holds_annotations_dispatch_and_xla_work.<locals>.train_loop"} <= names
+    loop_name = "test_a_trace_holds_annotations_dispatch_and_xla_work.<locals>.train_loop"
+    assert {"warm_up", "train_step", loop_name} <= names
     assert any("Execute" in n for n in names)  # XLA's executable runs, named by PjRt
     assert (run / "perfetto_trace.json.gz").stat().st_size > 0
 

@@ -19,7 +19,8 @@ def is_module_text(text: str) -> bool:
     """Whether ``text`` has the layout ``embedded_function`` reads: tensorstage's module header, ``@main``
     first, and the module's closing lines."""
     lines = text.split("\n")
-    return len(lines) >= 5 and lines[0].startswith("module @") and lines[1].startswith(_MAIN) and lines[-2:] == ["}", ""]
+    header_ok = len(lines) >= 5 and lines[0].startswith("module @") and lines[1].startswith(_MAIN)
+    return header_ok and lines[-2:] == ["}", ""]
 
 
 def embedded_function(module: str, symbol: str) -> str:
