@@ -546,3 +546,15 @@ def test_staged_dims_and_errors_name_the_op_and_line() -> None:
         (lambda a, b: tnp.isclose(a, b), (a, b), ["isclose", "dtypes"], ts.DTypeError),
     ]
     check_staging_errors(cases, "test_numpy_math.py")
+
+
+def test_float_power_of_an_integer_passed_to_a_program(rng: np.random.Generator) -> None:
+    """A Python int argument is a weakly typed staged int: ``x ** n`` takes x's float dtype (it once reached the
+    integer square-and-multiply path and failed on float operands), for negative bases and exponents too."""
+    x = rng.uniform(-3, 3, 6)
+    power = ts.program(lambda x, n: x**n)
+    slope = ts.program(ts.grad(lambda x, n: (x**n).sum()))
+    for dtype, rtol in ((np.float32, 2e-6), (np.float64, 1e-14)):
+        for n in (-3, 0, 2, 5):
+            np.testing.assert_allclose(np.asarray(power(x.astype(dtype), n)), x**n, rtol=rtol)
+        np.testing.assert_allclose(np.asarray(slope(x.astype(dtype), 3)), 3 * x**2, rtol=rtol)

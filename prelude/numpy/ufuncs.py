@@ -187,7 +187,10 @@ def power(x: Operand, y: Operand) -> Tensor[Any, Unpack[tuple[Any, ...]]]:
         isinstance(y, Tensor) and _dt.is_integer(y.aval.dtype)
     ):
         a, b = elementwise_operands("power", x, y)
-        return wrap(_integer_power(a, b))
+        if _dt.is_integer(a.aval.dtype):
+            return wrap(_integer_power(a, b))
+        # A weakly typed integer exponent (a Python int passed to a program) took the float base's dtype.
+        return wrap(bind(E.pow_p, a, b))
     return _binary("power", E.pow_p, x, y)
 
 
