@@ -48,7 +48,7 @@ from .sharding import P, make_mesh
 from . import numpy
 from . import debug, lax, nn, optim, random, scipy, tree, tree_util
 from . import experimental, image
-from . import export, profiler
+from . import custom_batching, export, profiler
 from . import tensor as _tensor
 
 # Tensor's operators forward to the op library, which is defined in terms of Tensor.
@@ -65,6 +65,7 @@ __all__ = [
     "devices", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "numpy", "program", "register_pytree_node", "tree_map",
     "u8", "u16", "u32", "u64",
     "vmap", "lax", "nn", "optim", "random", "scipy", "tree", "tree_util", "experimental", "image", "export", "profiler",
+    "custom_batching",
     "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
     "ad_checkpoint", "checkpoint_name", "checkpoint_policies",
     "stop_gradient", "value_and_grad", "vjp",

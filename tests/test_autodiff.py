@@ -33,6 +33,7 @@ COVERED_ELSEWHERE |= {"zeta", "igamma_grad_a", "betainc"}
 # Not differentiable (as in JAX): tests/test_scipy_linalg_more.py checks the TransformError.
 COVERED_ELSEWHERE |= {"schur", "hessenberg"}
 COVERED_ELSEWHERE |= {"exported_call"}  # no derivative (a clear error): tests/test_export.py
+COVERED_ELSEWHERE |= {"custom_vmap_call"}  # forward mode only, as in JAX: tests/test_custom_batching.py
 if not EIG_RUNS:  # LAPACK's geev on CPU is eig's only lowering: its cases run there (tests/test_linalg_eig.py)
     COVERED_ELSEWHERE |= {"eig"}
 EPS = 1e-6

@@ -24,6 +24,7 @@ COVERED_ELSEWHERE |= {"checkpoint_call", "optimization_barrier"}  # tests/test_c
 COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}  # tests/test_callbacks.py: they call Python functions
 COVERED_ELSEWHERE |= {"check"}  # no results, no lowering outside checkify: tests/test_checkify.py
 COVERED_ELSEWHERE |= {"exported_call"}  # needs an exported module: tests/test_export.py
+COVERED_ELSEWHERE |= {"custom_vmap_call"}  # needs a user rule: tests/test_custom_batching.py
 
 
 def _params() -> list[Any]:

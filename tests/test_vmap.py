@@ -211,6 +211,7 @@ COVERED_ELSEWHERE |= {"pure_callback", "io_callback"}
 COVERED_ELSEWHERE |= {"check"}
 # An exported program carries only its module text: tests/test_export.py batches calls of one.
 COVERED_ELSEWHERE |= {"exported_call"}
+COVERED_ELSEWHERE |= {"custom_vmap_call"}  # its batching rule is the user's: tests/test_custom_batching.py
 
 
 def _custom_cases() -> None:

@@ -21,5 +21,6 @@ from . import callback  # pure_callback, io_callback
 from . import rng_bits  # rng_bit_generator
 from . import check  # checkify's check: refused when it reaches lowering
 from . import exported_call  # calls of exported programs: a func.call of the embedded module
+from . import custom_vmap  # its function inlined
 
 __all__ = ["autodiff", "callback", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]
