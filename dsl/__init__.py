@@ -34,6 +34,7 @@ from .transfer_guards import (
     transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host, transfer_guard_host_to_device,
 )
 from .custom_gradient import custom_gradient
+from .closure_convert import closure_convert
 from .processes import host_count, host_id, host_ids, process_count, process_index, process_indices
 from .environment import print_environment_info
 from .live_arrays import live_arrays
@@ -76,7 +77,8 @@ __all__ = [
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",
     "ShapeDtypeStruct", "clear_caches", "jit", "make_jaxpr",
-    "copy_to_host_async", "custom_gradient", "default_matmul_precision", "disable_jit", "host_count", "host_id",
+    "closure_convert", "copy_to_host_async", "custom_gradient", "default_matmul_precision", "disable_jit",
+    "host_count", "host_id",
     "host_ids", "live_arrays", "named_call", "named_scope", "print_environment_info", "process_count",
     "process_index", "process_indices", "transfer_guard", "transfer_guard_device_to_device",
     "transfer_guard_device_to_host", "transfer_guard_host_to_device",

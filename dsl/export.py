@@ -38,9 +38,8 @@ from .staging import dtypes as _dt
 from .staging.builder import is_staging
 from .staging.errors import TransformError
 from .staging.ir import Aval
-from .staging.primitives import elementwise as E
 from .staging.primitives.exported_call import ExportedModule, exported_call
-from .trace import WeakTraced, to_atom, wrap
+from .trace import atom_of_type, wrap
 
 __all__ = ["Exported", "SERIALIZATION_VERSION", "deserialize", "export"]
 
@@ -49,7 +48,6 @@ _MAGIC = b"tensorstage.export\n"
 _PLATFORMS = ("cpu", "gpu")
 _DTYPES = {_dt.short_name(d): d for d in _dt.SUPPORTED}
 _ARRAY_LEAVES = (Array, np.ndarray, np.generic, Spec)
-_PYTHON_SCALARS = (bool, int, float, complex)
 
 
 class Exported:
@@ -94,7 +92,7 @@ class Exported:
             raise TypeError(
                 f"{self.fun_name} was exported for arguments structured {self.in_tree}, got {treedef}"
             )
-        operands = [_operand(leaf, aval) for leaf, aval in zip(leaves, self._module.in_avals)]
+        operands = [atom_of_type(leaf, aval) for leaf, aval in zip(leaves, self._module.in_avals)]
         results = exported_call(operands, self._module)
         return pytree.unflatten(self.out_tree, [wrap(r) for r in results])
 
@@ -114,17 +112,6 @@ class Exported:
         ins = ", ".join(str(a) for a in self._module.in_avals)
         outs = ", ".join(str(a) for a in self._module.out_avals)
         return f"<Exported {self.fun_name}({ins}) -> ({outs}) for {', '.join(self.platforms)}>"
-
-
-def _operand(leaf: Any, aval: Aval) -> Any:
-    """A call's argument as an operand of the exported type: Python numbers (and weakly typed staged scalars)
-    take that type, as they would in the exported function."""
-    if isinstance(leaf, _PYTHON_SCALARS):
-        return to_atom(np.asarray(leaf, aval.dtype))
-    atom = to_atom(leaf)
-    if type(leaf) is WeakTraced and atom.aval.dtype != aval.dtype:
-        return E.convert(atom, aval.dtype)
-    return atom
 
 
 def export(

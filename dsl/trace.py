@@ -107,6 +107,19 @@ def to_atom(x: Any) -> Atom:
     return Literal(host, Aval(host.shape, host.dtype))
 
 
+def atom_of_type(x: Any, aval: Aval) -> Atom:
+    """``to_atom(x)`` for an operand that must have ``aval``'s dtype: Python numbers and weakly typed staged
+    scalars take it (as they would in a staged function given them), other values keep theirs."""
+    if isinstance(x, (bool, int, float, complex)):
+        return to_atom(np.asarray(x, aval.dtype))
+    atom = to_atom(x)
+    if type(x) is WeakTraced and atom.aval.dtype != aval.dtype:
+        from .staging.primitives import elementwise as E
+
+        return E.convert(atom, aval.dtype)
+    return atom
+
+
 def weak_float_atom(x: float) -> Literal:
     """A Python float staged as a weakly typed input: float64, so no digit is lost before it meets an array."""
     return Literal(np.asarray(x, _PRECISE_FLOAT), WEAK_FLOAT_AVAL)
