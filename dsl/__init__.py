@@ -46,6 +46,8 @@ from .spmd import pmap
 from . import sharding
 from .shard_map import shard_map
 from .sharding import P, make_mesh
+from .sharding import NamedSharding, Shard
+from .named_sharding import make_array_from_callback, make_array_from_single_device_arrays
 from . import numpy
 from . import debug, lax, nn, optim, random, scipy, tree, tree_util
 from . import experimental, image
@@ -73,6 +75,7 @@ __all__ = [
     "cond", "fori_loop", "scan", "switch", "while_loop",
     "all_gather", "all_to_all", "axis_index", "pmap", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter",
     "P", "make_mesh", "shard_map", "sharding",
+    "NamedSharding", "Shard", "make_array_from_callback", "make_array_from_single_device_arrays",
     "config", "debug", "debug_infs", "debug_nans", "effects_barrier", "io_callback", "pure_callback",
     "block_until_ready", "default_backend", "device_count", "device_get", "eval_shape", "jacobian",
     "linear_transpose", "local_device_count", "local_devices", "remat",

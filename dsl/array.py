@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from functools import cache
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import attrs
 import numpy as np
@@ -22,10 +22,13 @@ from typing_extensions import Unpack
 
 from . import transfer_guards
 from .dtypes import DType, to_numpy
-from .lowering import backend, runtime
+from .lowering import backend, gspmd, runtime
 from .staging import dtypes as _dt
 from .staging.ir import Aval
 from .tensor import DT, Shape, Tensor
+
+if TYPE_CHECKING:
+    from .named_sharding import Sharding
 
 
 @attrs.frozen
@@ -81,7 +84,8 @@ def _first_device(platform: str) -> Device:
 class Array(Tensor[DT, Unpack[Shape]]):
     """An immutable array on a device. Item assignment raises; use ``x.at[idx].set(v)``."""
 
-    __slots__ = ("buffer", "_aval")
+    __slots__ = ("buffer", "_aval", "_named")
+    _named: Any  # the Sharding it was laid out by (named_sharding.py); unset for ordinary arrays
 
     def __init__(self, buffer: Any, aval: Aval) -> None:
         self.buffer = buffer
@@ -113,6 +117,21 @@ class Array(Tensor[DT, Unpack[Shape]]):
         """Whether the array lives on several devices (a ``pmap`` or ``shard_map`` result: split along axis 0 over
         them, or replicated on each; ``is_fully_replicated`` tells which)."""
         return not runtime.is_single_device(self.buffer)
+
+    @property
+    def sharding(self) -> Any:
+        """How the array is laid out: the ``NamedSharding`` it was made with, else ``SingleDeviceSharding`` for
+        an ordinary array (``ts.sharding``)."""
+        from .named_sharding import sharding_of  # imports this module
+
+        return sharding_of(self)
+
+    @property
+    def addressable_shards(self) -> list[Any]:
+        """Each device's block: ``Shard``s with ``.device``, ``.index`` (slices) and ``.data`` (an Array)."""
+        from .named_sharding import addressable_shards
+
+        return addressable_shards(self)
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -169,7 +188,10 @@ class Array(Tensor[DT, Unpack[Shape]]):
     def _host_value(self) -> np.ndarray[Any, Any]:
         """The host value, unguarded: for reads the library makes on a transfer already checked."""
         self._check_alive()
-        host = runtime.to_host(self.buffer, self._aval.dtype)
+        if runtime.is_single_device(self.buffer):
+            host = runtime.to_host(self.buffer, self._aval.dtype)
+        else:  # any layout over several devices (pmap, shard_map, NamedSharding), block by block
+            host = gspmd.gather(self.buffer, self._aval.shape, self._aval.dtype)
         if host.shape != self._aval.shape:  # a one-device pmap result: its buffer holds the per-device shape
             return host.reshape(self._aval.shape)
         return host
@@ -239,18 +261,29 @@ class Array(Tensor[DT, Unpack[Shape]]):
         """A new buffer on the same device (so deleting or donating one leaves the other)."""
         self._check_alive()
         if self.is_sharded:  # a pmap result: shares its immutable buffer, which keeps the sharding
-            return Array(self.buffer, self._aval)
-        return Array(runtime.device_copy(self.buffer, self.buffer._sharding._internal_device_list[0]), self._aval)
+            copied: Array[DT, Unpack[Shape]] = Array(self.buffer, self._aval)
+        else:
+            copied = Array(runtime.device_copy(self.buffer, self.buffer._sharding._internal_device_list[0]), self._aval)
+        named = getattr(self, "_named", None)
+        if named is not None:  # the NamedSharding it was laid out by
+            copied._named = named
+        return copied
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Array[DT, Unpack[Shape]]:
         return self.__copy__()
 
 
-def device_put(x: Any, device: Device | str | None = None) -> Array[Any, Unpack[tuple[Any, ...]]]:
+def device_put(
+    x: Any, device: Device | str | Sharding | None = None
+) -> Array[Any, Unpack[tuple[Any, ...]]]:
     """Place host data (or an Array) on ``device`` (default: ``default_device()``). An array sharded over several
-    devices (a ``pmap`` result) is gathered into one array on ``device``."""
+    devices (a ``pmap`` result) is gathered into one array on ``device``. ``device`` may be a sharding
+    (``ts.NamedSharding(mesh, spec)``): the array is then laid out over its devices."""
     if device is not None and not isinstance(device, (str, Device)):
-        raise TypeError(f"device_put: device must be a ts.Device or a platform name, got {device!r}")
+        if hasattr(device, "_device_put"):  # a ts.sharding.Sharding (named_sharding.py)
+            return device._device_put(x)
+        raise TypeError(f"device_put: device must be a ts.Device, a platform name or a ts.sharding.Sharding, "
+                        f"got {device!r}")
     target = as_device(device) if device is not None else default_device()
     if isinstance(x, Array):
         x._check_alive()

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from . import contexts, pytree
+from . import contexts, gspmd_call, pytree
 from .array import Array, Device, as_device, default_device
 from .call_signature import Signature, StaticArgument, is_dynamic, leaf_names
 from .dispatch import Unsupported, call_key
@@ -76,8 +76,14 @@ class Program(Generic[P, R]):
         scalars_dynamic: bool = True,
         check_annotations: bool = True,
         compiler_options: backend.CompilerOptions | None = None,
+        in_shardings: Any = None,
+        out_shardings: Any = None,
     ) -> None:
         self.fn = fn
+        # Pytree prefixes of ts.NamedSharding / None: calls then run partitioned over the mesh (gspmd_call.py).
+        self.in_shardings = gspmd_call.check_shardings(in_shardings, "in_shardings")
+        self.out_shardings = gspmd_call.check_shardings(out_shardings, "out_shardings")
+        self._partitioned: dict[Hashable, Any] = {}  # gspmd_call's executables, by signature and shardings
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self.name: str = name or str(getattr(fn, "__name__", "program"))
         if not callable(fn):
@@ -155,6 +161,8 @@ class Program(Generic[P, R]):
             signature = Signature(treedef, leaves, self.scalars_dynamic)
         except (TypeError, ValueError) as exc:  # an unsupported dtype, an unhashable static, an int out of range
             raise type(exc)(f"{self.name}: {exc}") from None
+        if gspmd_call.partitioned(self, leaves):  # NamedSharding arguments, or in/out_shardings given
+            return gspmd_call.call(self, args, kwargs, signature, leaves)  # type: ignore[no-any-return]
         cache_key = (signature.key, self._placement(leaves), contexts.stage_key())
         compiled = self._cache.get(cache_key)
         if compiled is None:
@@ -207,6 +215,7 @@ class Program(Generic[P, R]):
     def _drop(self, which: Callable[[Compiled[P, R]], bool], reason: str) -> None:
         """Drop the executables ``which`` picks (and the calls remembered for them); the next compile's reason is
         ``reason``."""
+        self._partitioned.clear()  # few, and cheap to rebuild: dropped whatever ``which`` picks
         dropped = [key for key, compiled in self._cache.items() if which(compiled)]
         if not dropped:
             return
@@ -515,6 +524,8 @@ def program(
     name: str | None = None,
     compiler_options: backend.CompilerOptions | None = None,
     static_argnames: str | Iterable[str] = (),
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Callable[[Callable[P, R]], Program[P, R]]: ...
 def program(
     fn: Callable[P, R] | None = None,
@@ -526,6 +537,8 @@ def program(
     name: str | None = None,
     compiler_options: backend.CompilerOptions | None = None,
     static_argnames: str | Iterable[str] = (),
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Program[P, R] | Callable[[Callable[P, R]], Program[P, R]]:
     """Make a typed Python function a Program (use as ``@ts.program`` or ``@ts.program(donate_argnums=...)``).
 
@@ -537,12 +550,17 @@ def program(
     (``TENSORSTAGE_DEFAULT_DEVICE``, ``'cpu'`` unless set), else on the default device; results stay there.
 
     ``compiler_options`` are XLA debug options for every compile of this program, named as in ``XLA_FLAGS``
-    without the dashes (``{"xla_cpu_experimental_ynn_fusion_type": ""}``, say); see ``Staged.compile``."""
+    without the dashes (``{"xla_cpu_experimental_ynn_fusion_type": ""}``, say); see ``Staged.compile``.
+
+    ``in_shardings`` / ``out_shardings``: as in ``jax.jit``, pytree prefixes of the positional arguments / the
+    result with ``ts.NamedSharding`` leaves (None: unconstrained). Given these, or Arrays laid out by a
+    NamedSharding, a call runs as one program partitioned over the mesh (GSPMD, ``gspmd_call.py``)."""
 
     def make(f: Callable[P, R]) -> Program[P, R]:
         made = Program(
             f, static_argnums=static_argnums, donate_argnums=donate_argnums, device=device, name=name,
-            compiler_options=compiler_options, static_argnames=static_argnames,
+            compiler_options=compiler_options, static_argnames=static_argnames, in_shardings=in_shardings,
+            out_shardings=out_shardings,
         )
         made.runs_eagerly_without_jit = True
         return made

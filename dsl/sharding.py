@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -164,4 +164,17 @@ def make_mesh(
 
 P = PartitionSpec
 
-__all__ = ["Mesh", "P", "PartitionSpec", "make_mesh"]
+_NAMED = ("NamedSharding", "Shard", "Sharding", "SingleDeviceSharding")
+if TYPE_CHECKING:
+    from .named_sharding import NamedSharding, Shard, Sharding, SingleDeviceSharding
+
+
+def __getattr__(name: str) -> Any:
+    """The shardings of ``named_sharding.py``, which builds on Mesh and PartitionSpec (so imports this module)."""
+    if name in _NAMED:
+        from . import named_sharding
+
+        return getattr(named_sharding, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ = ["Mesh", "NamedSharding", "P", "PartitionSpec", "Shard", "Sharding", "SingleDeviceSharding", "make_mesh"]

@@ -646,3 +646,13 @@ CASES["rng_bit_generator"] = [
 CASES["checkpoint_name"] = [
     Case(normal(3, 4), lambda x, name: x, {"name": "hidden"}, dtypes=("float32", "float64", "int32", "complex128")),
 ]
+
+# sharding_constraint: the identity on values, on a one-device mesh here (tests/test_named_sharding.py checks the
+# layouts XLA gives it on four devices).
+_MESH = ts.make_mesh((1, 1), ("dp", "mp"))
+CASES["sharding_constraint"] = [
+    Case(normal(4, 6), lambda x, **p: x, {"sharding": ts.NamedSharding(_MESH, ts.P("dp", "mp")), "unconstrained": ()},
+         dtypes=("float32", "float64", "int32", "complex64")),
+    Case(normal(2, 3, 4), lambda x, **p: x, {"sharding": ts.NamedSharding(_MESH, ts.P(None, "mp")),
+                                              "unconstrained": (0,)}, label="batched"),
+]

@@ -296,6 +296,10 @@ CASES["checkpoint_call"] = [
 ]
 CASES["optimization_barrier"] = [Case(ops(normal(2, 3), ints(4)))]
 CASES["checkpoint_name"] = [Case(ops(normal(2, 3)), {"name": "hidden"})]
+CASES["sharding_constraint"] = [  # on a one-device mesh (tests/test_named_sharding.py: four devices)
+    Case(ops(normal(2, 3)), {"sharding": ts.NamedSharding(ts.make_mesh((1, 1), ("i", "j")), ts.P("i")),
+                             "unconstrained": ()}),
+]
 CASES.update({name: [Case(ops(complex_normal(2, 3)))] for name in ("real", "imag", "conj")})
 CASES["complex"] = same(normal, 2)
 CASES["eig"] = [] if not EIG_RUNS else [  # LAPACK on CPU only

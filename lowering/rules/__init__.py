@@ -21,6 +21,7 @@ from . import callback  # pure_callback, io_callback
 from . import rng_bits  # rng_bit_generator
 from . import check  # checkify's check: refused when it reaches lowering
 from . import exported_call  # calls of exported programs: a func.call of the embedded module
+from . import sharding_constraint  # @Sharding custom calls in partitioned programs
 from . import custom_vmap  # its function inlined
 
 __all__ = ["autodiff", "callback", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]

@@ -5,8 +5,7 @@
 
 Deliberate differences from jax.lax: ``approx_max_k``/``approx_min_k`` are exact (a full top-k: recall 1, so
 ``recall_target`` and ``reduction_input_size_override`` are checked and ignored, and ``aggregate_to_topk=False``
-also returns exactly ``k``); ``with_sharding_constraint`` returns ``x`` unchanged (tensorstage programs run on one
-device: there is no sharding to constrain)."""
+also returns exactly ``k``); ``with_sharding_constraint`` is in ``sharding_constraint.py`` (re-exported here)."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ from ..numpy._core import as_tensor, dtype_error, op, shape_error
 from ._operands import checked_axis, strict_atoms
 from .elementwise import bitwise_and, bitwise_or, population_count, shift_right_logical
 from .structural import bitcast_convert_type, reshape, select, slice_in_dim
+from .sharding_constraint import with_sharding_constraint  # a primitive, with the mesh machinery it needs
 
 __all__ = [
     "approx_max_k", "approx_min_k", "axis_size", "broadcast_like", "broadcast_shapes", "broadcast_to_rank", "clz",
@@ -163,11 +163,6 @@ def optimization_barrier(operand: T) -> T:
 def axis_size(axis_name: AxisNames) -> int:
     """The size of the mapped axis ``axis_name`` (the product over several names), inside ``vmap``/``spmd``."""
     return math.prod(lookup(n, "axis_size").size for n in axis_names_of(axis_name))
-
-
-def with_sharding_constraint(x: T, shardings: Any) -> T:
-    """``x`` unchanged: tensorstage programs run on one device, so there is no layout to constrain."""
-    return x
 
 
 _FLOAT_BITS = {np.dtype(np.float16): (5, 10), np.dtype(np.float32): (8, 23), np.dtype(np.float64): (11, 52)}

@@ -21,6 +21,7 @@ from . import callback  # pure_callback, io_callback
 from . import rng_bits  # rng_bit_generator
 from . import check  # checkify's runtime assertions
 from . import exported_call  # calls of exported programs (ts.export)
+from . import sharding_constraint  # with_sharding_constraint
 from . import custom_vmap  # functions with a user-defined batching rule
 
 __all__ = ["autodiff", "callback", "collectives", "complex_parts", "control_flow", "convolution", "decompositions", "eig", "elementwise", "fft", "linalg", "linear_solve", "lu", "gather_scatter", "reductions", "remat", "schur", "slicing", "sorting", "special", "structural", "svd"]
