@@ -7,9 +7,10 @@ stops inside it. Transforms (``grad``, ``vmap``, ``jvp``...) still stage the fun
 ``ts.make_jaxpr`` still stages, as in JAX (where they trace with their own tracers); a jitted function called
 inside one of them is inlined there as usual.
 
-``default_matmul_precision(name)``: every ``dot_general`` staged inside the block (``@``, ``tnp.matmul``,
-``tnp.dot``, ``tnp.einsum``, ``tnp.tensordot``, ``ts.lax.dot_general``, the linear algebra built on them, and
-their derivatives and batched forms) asks XLA for that operand precision: ``'bfloat16'`` / ``'default'``
+``default_matmul_precision(name)``: every ``dot_general`` and convolution staged inside the block (``@``,
+``tnp.matmul``, ``tnp.dot``, ``tnp.einsum``, ``tnp.tensordot``, ``ts.lax.dot_general``, ``ts.lax.conv_general_dilated``
+and the convolutions built on it, the linear algebra built on them, and their derivatives and batched forms) asks
+XLA for that operand precision: ``'bfloat16'`` / ``'default'``
 (StableHLO ``DEFAULT``: one bf16 pass on GPUs), ``'tensorfloat32'`` / ``'high'`` (``HIGH``), ``'float32'`` /
 ``'highest'`` (``HIGHEST``), as JAX maps them. The setting is part of every program's cache key, as in JAX: a
 program called inside and outside the block compiles once for each. Outside any block, f32 products run at full
@@ -19,8 +20,9 @@ Deliberate differences from JAX: the switches are global, not per thread; ``disa
 ``while_loop``, ``scan`` and ``fori_loop`` staged (JAX runs them as Python loops and branches), and only programs
 made with ``ts.program`` / ``ts.jit`` run eagerly (a ``ts.Program(...)`` built directly, ``pmap`` and
 ``shard_map`` stay compiled); ``default_matmul_precision`` takes the precision names, not JAX's dot-algorithm
-presets (``'BF16_BF16_F32'``...), does not reach convolutions, and does not key the caches of ``pmap`` and
-``shard_map``; an explicit ``precision=`` argument of an op is still advisory (the block's setting applies).
+presets (``'BF16_BF16_F32'``...) and does not key the caches of ``pmap`` and ``shard_map``; an explicit
+``precision=`` argument of a dot is still advisory (the block's setting applies), while a convolution's is
+honoured, as JAX's (see ``prelude/lax/convolution.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ import numpy as np
 from typing_extensions import Self, TypeVarTuple, Unpack
 
 from .dims import Dim
-from .dtypes import Complex, DType, Floating, bool_, c64, c128, f32, f64, i32
+from .dtypes import (
+    Complex, DType, Floating, bf16, bool_, c64, c128, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64,
+)
 from .shape_typing import (
     accumulating_method, arg_reduction_method, dtype_reduction_method, matrix_transpose_attr, reduction_method,
     refuse_out, spread_reduction_method, transpose_attr,
@@ -35,6 +37,16 @@ S = TypeVarTuple("S")
 K = TypeVar("K")
 N = TypeVar("N")
 M = TypeVar("M")
+# dtypes of one width, for ``view`` (a view between two of them keeps the shape). The operand's are constrained:
+# with a bound, pyright accepts an operand of another width; with a union of self types, mypy loses the shape.
+W8s = TypeVar("W8s", u8, i8, bool_)
+W8 = TypeVar("W8", bound=u8 | i8 | bool_)
+W16s = TypeVar("W16s", u16, i16, f16, bf16)
+W16 = TypeVar("W16", bound=u16 | i16 | f16 | bf16)
+W32s = TypeVar("W32s", u32, i32, f32)
+W32 = TypeVar("W32", bound=u32 | i32 | f32)
+W64s = TypeVar("W64s", u64, i64, f64, c64)
+W64 = TypeVar("W64", bound=u64 | i64 | f64 | c64)
 
 Scalar = int | float
 AnyShape = tuple[Any, ...]  # ``Unpack[AnyShape]``: an open shape (any rank, any dims)
@@ -546,6 +558,28 @@ class Tensor(Generic[DT, Unpack[Shape]]):
     def astype(self, dtype: Any) -> Tensor[Any, Unpack[Shape]]: ...
     def astype(self, dtype: Any) -> Any:
         return _tnp.astype(self, dtype)
+
+    # ``view``: the bytes as another dtype. One of the same width keeps the shape (an overload per width); another
+    # width rescales the last axis, by a ratio the checkers cannot see (so it becomes ``Any``).
+    @overload
+    def view(self, dtype: None = None) -> Tensor[DT, Unpack[Shape]]: ...
+    @overload
+    def view(self: Tensor[W8s, Unpack[S]], dtype: type[W8]) -> Tensor[W8, Unpack[S]]: ...
+    @overload
+    def view(self: Tensor[W16s, Unpack[S]], dtype: type[W16]) -> Tensor[W16, Unpack[S]]: ...
+    @overload
+    def view(self: Tensor[W32s, Unpack[S]], dtype: type[W32]) -> Tensor[W32, Unpack[S]]: ...
+    @overload
+    def view(self: Tensor[W64s, Unpack[S]], dtype: type[W64]) -> Tensor[W64, Unpack[S]]: ...
+    @overload
+    def view(self: Tensor[Any, Unpack[S], K], dtype: type[DT2]) -> Tensor[DT2, Unpack[S], Any]: ...
+    @overload
+    def view(self, dtype: Any) -> Tensor[Any, Unpack[AnyShape]]: ...
+    def view(self, dtype: Any = None) -> Any:
+        """NumPy's ``ndarray.view(dtype)``: these bytes read as ``dtype`` (see ``prelude/numpy/bit_views.py``)."""
+        from .prelude.numpy.bit_views import view
+
+        return view(self, dtype)
 
     # ----------------------------------------------------------------------------- NumPy's other methods
     # Arrays are immutable, so ``sort`` returns a sorted copy (as JAX's), where NumPy's sorts in place.

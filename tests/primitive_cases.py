@@ -218,6 +218,10 @@ CASES: dict[str, list[Case]] = {
              {"new_dtype": np.dtype(np.int32)}, dtypes=("float32",)),
         Case(normal(3, 4), lambda x, new_dtype: x.view(np.int64), {"new_dtype": np.dtype(np.int64)},
              dtypes=("float64",)),
+        Case(normal(3, 4), lambda x, new_dtype: x.astype(np.float32).view(np.uint8).reshape(3, 4, 4),
+             {"new_dtype": np.dtype(np.uint8)}, dtypes=("float32",), label="narrower: a trailing axis"),
+        Case(normal(3, 2), lambda x, new_dtype: x.view(np.int16).reshape(3), {"new_dtype": np.dtype(np.int16)},
+             dtypes=("uint8",), label="wider: the last axis joins"),
     ],
     "broadcast_in_dim": [
         Case(normal(3), lambda x, **p: np.broadcast_to(x[None, :, None], (2, 3, 4)),

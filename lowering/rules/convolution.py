@@ -54,4 +54,4 @@ def _conv(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], **params: An
     props = _PROPS_TEXT.get(key)
     if props is None:
         props = remember(_PROPS_TEXT, key, _props(params), limit=1024)
-    return em.op("stablehlo.convolution", args, outs, props + precision_props(em, args[0].aval.dtype))
+    return em.op("stablehlo.convolution", args, outs, props + precision_props(em, dtype, params.get("precision")))

@@ -236,8 +236,63 @@ def _convert(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, new_dt
     return em.op("stablehlo.convert", [x], outs)
 
 
+# ------------------------------------------------------------------------------------------- bitcast_convert
+# A change of width is written with same-width bitcasts, shifts and integer converts (little-endian: element i of
+# the trailing axis holds bits [i*w, (i+1)*w) of the wide element, NumPy's order on little-endian hosts and
+# XLA's). Not with a width-changing ``stablehlo.bitcast_convert``: XLA's simplifier folds two adjacent bitcasts
+# into one without fixing the shape (f32 -> u16 -> u8 becomes f32[n] -> u8[n, 2, 2]), which its verifier rejects
+# (jax fails so too, jaxlib 0.10.2). Folding same-width bitcasts is always right.
+
+
+def _bits(em: Emitter, x: Value, dtype: np.dtype[Any]) -> Value:
+    """``x`` as ``dtype`` of its width (no op where it is that dtype already)."""
+    if x.aval.dtype == dtype:
+        return x
+    return em.op("stablehlo.bitcast_convert", [x], [x.aval.with_dtype(dtype)])[0]
+
+
+def _unsigned(itemsize: int) -> np.dtype[Any]:
+    return np.dtype(f"u{itemsize}")
+
+
+def _lane_shifts(em: Emitter, aval: Aval, lane_bits: int) -> Value:
+    """``i * lane_bits`` along the last axis of ``aval`` (an unsigned type), broadcast to its shape."""
+    lanes = aval.shape[-1]
+    row = em.constant(np.arange(lanes, dtype=aval.dtype) * lane_bits, Aval((lanes,), aval.dtype))
+    props = f"broadcast_dimensions = {i64_array((aval.ndim - 1,))}"
+    return em.op("stablehlo.broadcast_in_dim", [row], [aval], props)[0]
+
+
+def _split_lanes(em: Emitter, x: Value, out: Aval) -> Value:
+    """Each wide element of ``x`` as its narrow lanes along a new last axis (``out``: the result type)."""
+    wide, narrow = _unsigned(x.aval.dtype.itemsize), _unsigned(out.dtype.itemsize)
+    lanes = Aval(out.shape, wide)
+    spread = em.op("stablehlo.broadcast_in_dim", [_bits(em, x, wide)], [lanes],
+                   f"broadcast_dimensions = {i64_array(tuple(range(x.aval.ndim)))}")[0]
+    shifted = em.op("stablehlo.shift_right_logical", [spread, _lane_shifts(em, lanes, 8 * narrow.itemsize)], [lanes])[0]
+    low = em.op("stablehlo.convert", [shifted], [lanes.with_dtype(narrow)])[0]  # keeps the low bits
+    return _bits(em, low, out.dtype)
+
+
+def _join_lanes(em: Emitter, x: Value, out: Aval) -> Value:
+    """The narrow lanes along ``x``'s last axis joined into one wide element each (``out``: the result type)."""
+    wide, narrow = _unsigned(out.dtype.itemsize), _unsigned(x.aval.dtype.itemsize)
+    lanes = x.aval.with_dtype(wide)
+    widened = em.op("stablehlo.convert", [_bits(em, x, narrow)], [lanes])[0]  # zero-extends
+    shifted = em.op("stablehlo.shift_left", [widened, _lane_shifts(em, lanes, 8 * narrow.itemsize)], [lanes])[0]
+    scalar = Aval((), wide)
+    joined = em.op("stablehlo.reduce", [shifted, em.scalar(0, wide)], [out.with_dtype(wide)],
+                   f"dimensions = {i64_array((x.aval.ndim - 1,))}", [em.binary_region("stablehlo.or", scalar)])[0]
+    return _bits(em, joined, out.dtype)
+
+
 @lowers(E.bitcast_convert_p)
 def _bitcast_convert(em: Emitter, args: Sequence[Value], outs: Sequence[Aval], *, new_dtype: Any) -> list[Value]:
+    (x,), (out,) = args, outs
+    if x.aval.dtype.itemsize > out.dtype.itemsize:
+        return [_split_lanes(em, x, out)]
+    if x.aval.dtype.itemsize < out.dtype.itemsize:
+        return [_join_lanes(em, x, out)]
     return em.op("stablehlo.bitcast_convert", args, outs)
 
 

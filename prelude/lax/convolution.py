@@ -2,7 +2,14 @@
 ``padding`` as (low, high) pairs (negative crops) or ``"SAME"``/``"SAME_LOWER"``/``"VALID"`` (computed on the
 dilated input and kernel, as JAX does), and ``dimension_numbers`` as None (channels first), three layout strings
 (``("NHWC", "HWIO", "NHWC")``: spatial axes pair up by their letters, in the kernel's order) or three tuples of
-axis indices (batch/feature first, as StableHLO's)."""
+axis indices (batch/feature first, as StableHLO's).
+
+``precision`` reaches XLA as the convolution's ``precision_config``, as in JAX: a ``lax.Precision`` (or its
+name: ``'highest'``, ``'float32'``, ``'HIGH'``...) asks for that operand precision; None takes
+``ts.default_matmul_precision``'s (else full f32). Deliberate differences: a pair of precisions asks for the
+higher of the two for both operands (the primitive carries one), and a ``DotAlgorithm`` or
+``DotAlgorithmPreset`` is advisory (treated as None). ``preferred_element_type`` converts the operands first,
+so the convolution accumulates in that dtype too."""
 
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ from typing_extensions import Unpack
 from ...staging.primitives import convolution as CV
 from ...staging.primitives import elementwise as E
 from ...staging.primitives.convolution import ConvDims, dilated_size
+from ...staging.primitives.linalg import PRECISIONS
 from ...tensor import Tensor
 from ..nn._conv import per_axis
 from ..numpy._core import op, shape_error, wrap
@@ -67,6 +75,31 @@ def _pads(padding: Padding, lhs: Any, rhs: Any, dims: ConvDims, strides: Sequenc
     return tuple(window_pads("conv_general_dilated", padding, sizes, spans, strides))
 
 
+def precision_param(value: Any) -> str | None:
+    """An explicit ``precision=`` as StableHLO's operand precision (None: the staging default)."""
+    from .settings import DotAlgorithm, DotAlgorithmPreset  # (not at the top: settings imports this module)
+
+    if value is None or isinstance(value, (DotAlgorithm, DotAlgorithmPreset)):
+        return None
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return max((_one_precision(v) for v in value), key=PRECISIONS.index)
+    return _one_precision(value)
+
+
+def _one_precision(value: Any) -> str:
+    from .settings import Precision
+
+    if isinstance(value, str) and value.upper() in PRECISIONS:
+        return value.upper()
+    try:
+        return Precision(value).name
+    except (ValueError, TypeError):
+        raise ValueError(
+            f"lax.conv_general_dilated: unknown precision {value!r}; expected None, a lax.Precision, a precision name "
+            "('default', 'high', 'highest', 'bfloat16', 'tensorfloat32', 'float32') or a pair of them"
+        ) from None
+
+
 @op
 def conv_general_dilated(
     lhs: AnyTensor, rhs: AnyTensor, window_strides: Sequence[int], padding: Padding,
@@ -88,7 +121,8 @@ def conv_general_dilated(
     if len(dims.lhs) != x.aval.ndim:
         raise shape_error("conv_general_dilated", f"dimension numbers {tuple(dims)} do not fit {x.aval}")
     pads = _pads(padding, x.aval, k.aval, dims, strides, lhs_d, rhs_d)
-    return wrap(CV.conv_general_dilated(x, k, strides, pads, lhs_d, rhs_d, dims, feature_group_count, batch_group_count))
+    return wrap(CV.conv_general_dilated(x, k, strides, pads, lhs_d, rhs_d, dims, feature_group_count, batch_group_count,
+                                        precision_param(precision)))
 
 
 @op

@@ -2,9 +2,9 @@
 ``DotAlgorithm``, ``DotAlgorithmPreset``, ``DotDimensionNumbers``, ``ConvGeneralDilatedDimensionNumbers``,
 ``FftType`` and ``RandomAlgorithm``.
 
-Deliberate difference from jax.lax: ``precision=`` (a ``Precision``, a pair of them, a ``DotAlgorithm`` or
-``DotAlgorithmPreset``) is advisory: ``ts.lax``'s products always run at the operands' full precision (never below
-what was asked).
+Deliberate difference from jax.lax: a product's ``precision=`` (a ``Precision``, a pair of them, a ``DotAlgorithm``
+or ``DotAlgorithmPreset``) is advisory: ``ts.lax``'s products always run at the operands' full precision (never
+below what was asked); a convolution's ``Precision`` reaches XLA (see ``convolution.py``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ Deliberate differences from JAX:
 - ``convolve2d``/``correlate2d`` take SciPy's ``boundary`` ('fill' with any ``fillvalue``, 'wrap', 'symm'); JAX
   accepts only ``boundary='fill', fillvalue=0``.
 - ``fftconvolve`` broadcasts the axes it does not convolve (size 1 against n, as SciPy; JAX needs equal sizes).
-- ``precision`` is accepted and ignored (XLA's default precision on CPU is full precision).
+- ``precision`` is the direct method's convolution precision (``lax.conv_general_dilated``'s, as JAX passes it);
+  CPUs compute at full precision whatever it says.
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ Rules:
   rhs dilation the stride; batch and feature roles swapped). Feature groups are regrouped by reshapes.
 - Batching folds the mapped axis into the batch axis (batched lhs), into the output features (batched rhs), or
   into feature groups (both batched), so every batched convolution is still one convolution.
+
+``precision`` is the operand precision asked of XLA (``'DEFAULT'``, ``'HIGH'``, ``'HIGHEST'``: StableHLO's
+``precision_config``), as ``dot_general``'s: a convolution staged without one takes the staging default
+(``ts.default_matmul_precision``, as in JAX), and its derivative and batched convolutions carry it on. None (no
+param): the lowering's platform default.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ..shapes import check_dtype, memoized_shape_rule, same_dtype, unify_axis
 from ..zeros import MaybeZero, Zero
 from . import elementwise as E
 from . import structural as S
+from .linalg import DEFAULT_PRECISION, PRECISIONS
 from .slicing import rev
 
 OP = "conv_general_dilated"
@@ -88,7 +94,10 @@ def _check_ints(name: str, values: object, n: int, lhs: Aval, rhs: Aval) -> None
 def _conv_shape(
     lhs: Aval, rhs: Aval, *, window_strides: tuple[int, ...], padding: Pairs, lhs_dilation: tuple[int, ...],
     rhs_dilation: tuple[int, ...], dimension_numbers: ConvDims, feature_group_count: int, batch_group_count: int,
+    precision: str | None = None,
 ) -> Aval:
+    if precision is not None and precision not in PRECISIONS:
+        raise ValueError(f"{OP}: precision must be one of {', '.join(PRECISIONS)} or None, got {precision!r}")
     check_dtype(OP, lhs, E.NUMERIC, "real numeric")
     same_dtype(OP, (lhs, rhs))
     dn = dimension_numbers
@@ -185,9 +194,10 @@ def conv_general_dilated(
     dimension_numbers: ConvDims | None = None,
     feature_group_count: int = 1,
     batch_group_count: int = 1,
+    precision: str | None = None,
 ) -> Atom:
     """Bind the primitive with every param normalized to tuples (defaults: channels-first, stride 1, no
-    padding, no dilation)."""
+    padding, no dilation; ``precision`` None: the staging default, ``DEFAULT_PRECISION``)."""
     n = max(lhs.aval.ndim - 2, 0)
     dn = dimension_numbers if dimension_numbers is not None else ConvDims.channels_first(n)
     pads: Any = ((0, 0),) * n if padding is None else padding
@@ -195,10 +205,14 @@ def conv_general_dilated(
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in pads)
     except (TypeError, ValueError):
         pass  # the shape rule names the bad value
+    if precision is None:
+        precision = DEFAULT_PRECISION[0]
+    # No param when there is no precision: the equation is what it always was.
+    chosen = {} if precision is None else {"precision": precision}
     return bind(  # type: ignore[no-any-return]
         conv_general_dilated_p, lhs, rhs, window_strides=_ints(window_strides, n), padding=pads,
         lhs_dilation=_ints(lhs_dilation, n), rhs_dilation=_ints(rhs_dilation, n), dimension_numbers=dn,
-        feature_group_count=feature_group_count, batch_group_count=batch_group_count,
+        feature_group_count=feature_group_count, batch_group_count=batch_group_count, **chosen,
     )
 
 
@@ -235,6 +249,7 @@ def _lhs_for_rhs_cotangent(lhs: Atom, spec: tuple[int, ...], groups: int) -> Ato
 def _lhs_cotangent(
     ct: Atom, lhs: Aval, rhs: Atom, *, window_strides: tuple[int, ...], padding: Pairs, lhs_dilation: tuple[int, ...],
     rhs_dilation: tuple[int, ...], dimension_numbers: ConvDims, feature_group_count: int, batch_group_count: int,
+    precision: str | None = None,
 ) -> Atom:
     dn, groups = dimension_numbers, feature_group_count
     n = len(window_strides)
@@ -255,7 +270,7 @@ def _lhs_cotangent(
                      (size - 1) * lhs_dilation[i] + low - (outs - 1) * window_strides[i]))
     out = conv_general_dilated(
         ct, kernel, window_strides=lhs_dilation, padding=pads, lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
-        dimension_numbers=ConvDims(dn.out, kernel_spec, dn.lhs), feature_group_count=groups,
+        dimension_numbers=ConvDims(dn.out, kernel_spec, dn.lhs), feature_group_count=groups, precision=precision,
     )
     return S.reshape_like(out, lhs)
 
@@ -263,6 +278,7 @@ def _lhs_cotangent(
 def _rhs_cotangent(
     ct: Atom, lhs: Atom, rhs: Aval, *, window_strides: tuple[int, ...], padding: Pairs, lhs_dilation: tuple[int, ...],
     rhs_dilation: tuple[int, ...], dimension_numbers: ConvDims, feature_group_count: int, batch_group_count: int,
+    precision: str | None = None,
 ) -> Atom:
     dn, groups = dimension_numbers, feature_group_count
     n = len(window_strides)
@@ -284,7 +300,7 @@ def _rhs_cotangent(
     out = conv_general_dilated(
         x, ct, window_strides=rhs_dilation, padding=pads, lhs_dilation=lhs_dilation, rhs_dilation=window_strides,
         dimension_numbers=ConvDims(x_spec, (dn.out[1], dn.out[0], *dn.out[2:]), (dn.rhs[1], dn.rhs[0], *dn.rhs[2:])),
-        feature_group_count=groups,
+        feature_group_count=groups, precision=precision,
     )
     return S.reshape_like(out, rhs)
 

@@ -746,25 +746,6 @@ def _convert_vjp(cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Any, w
 convert_p.def_batch(batch_elementwise(convert_p))
 
 
-# The bits of each element read as another dtype of the same width (e.g. a float's exponent field, exactly).
-bitcast_convert_p = Primitive("bitcast_convert", differentiable=False)
-
-
-@bitcast_convert_p.def_shape
-def _bitcast_shape(x: Aval, *, new_dtype: np.dtype[Any]) -> Aval:
-    if dtypes.COMPLEX & {x.dtype, new_dtype}:
-        raise DTypeError(f"bitcast_convert: complex {dtypes.short_name(x.dtype)} -> {dtypes.short_name(new_dtype)} "
-                         "has no bit layout to reinterpret (take .real and .imag)", "bitcast_convert")
-    if x.dtype.itemsize != new_dtype.itemsize or dtypes.BOOL in (x.dtype, new_dtype):
-        raise DTypeError(f"bitcast_convert: {dtypes.short_name(x.dtype)} and {dtypes.short_name(new_dtype)} differ in "
-                         "width (bool has none)", "bitcast_convert")
-    return x.with_dtype(new_dtype)
-
-
-bitcast_convert_p.def_jvp(_no_tangent_jvp)
-bitcast_convert_p.def_vjp(_no_cotangent_vjp)
-bitcast_convert_p.def_batch(batch_elementwise(bitcast_convert_p))
-
-
-def bitcast_convert(x: Atom, new_dtype: np.dtype[Any]) -> Atom:
-    return bind(bitcast_convert_p, x, new_dtype=new_dtype)  # type: ignore[no-any-return]
+# bitcast_convert changes shapes when widths differ: its own module (imported here, where its users find it).
+from .bitcast import bitcast_convert as bitcast_convert  # noqa: E402
+from .bitcast import bitcast_convert_p as bitcast_convert_p  # noqa: E402
