@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from . import dtypes
 from .ir import Atom, Aval
@@ -18,6 +18,18 @@ class Zero:
 
     def __repr__(self) -> str:
         return f"Zero({self.aval})"
+
+    def __getattr__(self, name: str) -> Any:
+        """The type's attributes (``shape``, ``dtype``, ``ndim``, ``dims``), which a custom rule with
+        ``symbolic_zeros`` reads off the zeros it is given, as off JAX's ``SymbolicZero``."""
+        if name == "aval":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    @staticmethod
+    def from_primal_value(value: Any) -> Zero:
+        """The zero tangent of a staged value (anything with an ``aval``)."""
+        return Zero(value.aval)
 
 
 MaybeZero: TypeAlias = "Atom | Zero"

@@ -5,7 +5,7 @@ As in JAX, the state ``y0`` may be a pytree (raveled to one vector in the promot
 restored on output); the forward solve is a ``scan`` over the output times of ``while_loop``s of steps
 (``_ode_dopri``); the derivative is a ``custom_vjp`` whose backward pass integrates the augmented system
 ``(y, ȳ, t̄₀, ārgs)`` backwards in time between consecutive output times, itself with ``odeint`` (so it has a
-derivative too). Values ``func`` closes over are differentiated like ``args`` (they are passed to the rule
+derivative too: grad of grad works). Values ``func`` closes over are differentiated like ``args`` (they are passed to the rule
 explicitly, as JAX's ``closure_convert`` does). Under ``vmap`` the step loops run until every member has reached
 each output time, every member stepping at its own size.
 
@@ -19,9 +19,10 @@ Deliberate differences from JAX:
   steps (or once the step size underflows), where JAX returns the last step's polynomial far outside its step.
 - An empty state (``y0`` of size 0) returns zeros without stepping (JAX's error ratio is NaN there, and its step
   loop stops only at ``mxstep``).
-- First derivatives only: the backward pass's own ``odeint`` is the plain solver (a custom rule's rules are staged
-  with the function itself, when it is called), so ``grad`` of ``grad`` stops at its ``while_loop`` with a clear
-  error where JAX nests the adjoint again. Forward mode is refused, as in JAX.
+- Forward mode (jvp, jacfwd, hessian) is refused, as in JAX; reverse mode nests: the rule's own ``odeint`` calls
+  (the forward solve in ``fwd``, the adjoint solves in ``bwd``) are the custom_vjp function again, whose rules are
+  staged only when that call is differentiated, so ``grad`` of ``grad`` (and ``jacrev`` of ``jacrev``) runs the
+  adjoint of the adjoint, as JAX does.
 """
 
 from __future__ import annotations
@@ -210,7 +211,8 @@ _odeint.name = "odeint"  # as messages name it
 
 def _odeint_fwd(func: _FlatDynamics, rtol: float, atol: float, mxstep: float, hmax: float, y0: Value, times: Value,
                 *args: Value) -> tuple[Value, tuple[Value, Value, tuple[Value, ...]]]:
-    ys = _forward(func, rtol, atol, mxstep, hmax, y0, times, *args)
+    # The function itself, as JAX's fwd calls it: a call in its own rules, it keeps its rule for grad of grad.
+    ys = _odeint(func, rtol, atol, mxstep, hmax, y0, times, *args)
     return ys, (ys, times, args)
 
 

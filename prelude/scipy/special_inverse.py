@@ -29,7 +29,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...control_flow import fori_loop
-from ...custom_derivatives import custom_jvp
+from ...custom_derivatives import SymbolicZero, custom_jvp
 from ...staging.ir import Atom
 from ...staging.primitives import special as SP
 from ...tensor import Traced
@@ -115,16 +115,26 @@ def _solve(upper: bool, a: AnyTensor, y: AnyTensor) -> AnyTensor:
 _solve_inverse = custom_jvp(_solve, nondiff_argnums=(0,))
 
 
-@_solve_inverse.defjvp
 def _solve_inverse_jvp(upper: bool, primals: Any, tangents: Any) -> Any:
-    """The implicit derivative (the loop is not differentiated): ``dx = (±dy - dP/da da) / density``."""
+    """The implicit derivative (the loop is not differentiated): ``dx = (±dy - dP/da da) / density``. With
+    symbolic zeros, a term whose tangent is not perturbed is left out: ``dP/da`` (igamma_grad_a, the costliest
+    part to compile) only where ``a`` is differentiated."""
     (a, y), (ta, ty) = primals, tangents
     x = _solve_inverse(upper, a, y)
+    if isinstance(ta, SymbolicZero) and isinstance(ty, SymbolicZero):
+        return x, ty
     density = tnp.exp(_log_prefactor(a, x)) / x
     usable = density > 0  # (0 where the answer underflows or overflows)
     inverse_density = tnp.where(usable, 1 / tnp.where(usable, density, 1), 0)
-    slope_a = _tensor(SP.igamma_grad_a(_atom(a), _atom(tnp.where(usable, x, 1))))
-    return x, ((-ty if upper else ty) - slope_a * ta) * inverse_density
+    numerator = tnp.zeros_like(x)
+    if not isinstance(ty, SymbolicZero):
+        numerator = -ty if upper else ty
+    if not isinstance(ta, SymbolicZero):
+        numerator = numerator - _tensor(SP.igamma_grad_a(_atom(a), _atom(tnp.where(usable, x, 1)))) * ta
+    return x, numerator * inverse_density
+
+
+_solve_inverse.defjvp(_solve_inverse_jvp, symbolic_zeros=True)
 
 
 def _inverse(upper: bool) -> Any:
