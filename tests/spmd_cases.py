@@ -15,6 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -377,6 +378,23 @@ def results_on_devices(script: Path) -> dict[str, str]:
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
     assert proc.returncode == 0 and lines, f"rc={proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return json.loads(lines[-1][len("RESULTS "):])  # type: ignore[no-any-return]
+
+
+def device_checks(cases: ModuleType, name: str = "test_on_four_cpu_devices") -> Callable[[str], None]:
+    """A test parametrized by the checks of ``cases`` (a ``*_cases.py`` module), all run in one subprocess with N
+    CPU devices the first time one is asked for (a test file assigns it to a ``test_`` name)."""
+    import pytest
+
+    results: dict[str, str] = {}
+
+    @pytest.mark.parametrize("check", sorted(checks(vars(cases))))
+    def test(check: str) -> None:
+        if not results:
+            results.update(results_on_devices(Path(cases.__file__)))
+        assert results[check] == "ok", results[check]
+
+    test.__name__ = test.__qualname__ = name
+    return test
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ import collectives_more_cases as cases
 import spmd_cases
 from collectives_more_cases import N, OPS, all_data, cotangents, data, every_op, nested, nested_reference
 
-HERE = Path(__file__).parent
 THIS_FILE = Path(__file__).name
 
 
@@ -218,11 +217,4 @@ def test_lowering_text() -> None:
 # ------------------------------------------------------------------------------- four devices, subprocess
 
 
-@pytest.fixture(scope="module")
-def four_device_results() -> dict[str, str]:
-    return spmd_cases.results_on_devices(HERE / "collectives_more_cases.py")
-
-
-@pytest.mark.parametrize("check", sorted(spmd_cases.checks(vars(cases))))
-def test_on_four_cpu_devices(check: str, four_device_results: dict[str, str]) -> None:
-    assert four_device_results[check] == "ok", four_device_results[check]
+test_on_four_cpu_devices = spmd_cases.device_checks(cases)

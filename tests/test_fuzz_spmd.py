@@ -38,10 +38,9 @@ from tensorstage.staging.errors import DTypeError, ShapeError, TransformError
 
 import spmd_fuzz_cases as cases
 from conftest import PLATFORM
-from spmd_cases import checks, numerical_grad, results_on_devices
+from spmd_cases import device_checks, numerical_grad
 from spmd_fuzz_cases import DTYPES, N, grad_fn, grad_loss_ref, grad_ref, member_loss
 
-HERE = Path(__file__).parent
 THIS_FILE = Path(__file__).name
 
 
@@ -302,11 +301,4 @@ def test_pmap_devices_are_checked_up_front() -> None:
 # ------------------------------------------------------------------------------- four devices, subprocess
 
 
-@pytest.fixture(scope="module")
-def four_device_results() -> dict[str, str]:
-    return results_on_devices(HERE / "spmd_fuzz_cases.py")
-
-
-@pytest.mark.parametrize("check", sorted(checks(vars(cases))))
-def test_on_four_cpu_devices(check: str, four_device_results: dict[str, str]) -> None:
-    assert four_device_results[check] == "ok", four_device_results[check]
+test_on_four_cpu_devices = device_checks(cases)

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from tensorstage.sharding import Mesh, NamedSharding, SingleDeviceSharding
 import named_sharding_cases
 import spmd_cases
 
-HERE = Path(__file__).parent
 P = ts.P
 
 
@@ -135,11 +133,4 @@ def test_with_sharding_constraint_on_one_device() -> None:
 # ------------------------------------------------------------------------------- four devices, subprocess
 
 
-@pytest.fixture(scope="module")
-def four_device_results() -> dict[str, str]:
-    return spmd_cases.results_on_devices(HERE / "named_sharding_cases.py")
-
-
-@pytest.mark.parametrize("check", sorted(spmd_cases.checks(vars(named_sharding_cases))))
-def test_on_four_cpu_devices(check: str, four_device_results: dict[str, str]) -> None:
-    assert four_device_results[check] == "ok", four_device_results[check]
+test_on_four_cpu_devices = spmd_cases.device_checks(named_sharding_cases)

@@ -3,7 +3,6 @@ checks run on four CPU devices in a subprocess: tests/placement_cases.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,17 +10,8 @@ import pytest
 import tensorstage as ts
 from tests import placement_cases, spmd_cases
 
-HERE = Path(__file__).parent
 
-
-@pytest.fixture(scope="module")
-def four_device_results() -> dict[str, str]:
-    return spmd_cases.results_on_devices(HERE / "placement_cases.py")
-
-
-@pytest.mark.parametrize("check", sorted(spmd_cases.checks(vars(placement_cases))))
-def test_placement_on_four_cpu_devices(check: str, four_device_results: dict[str, str]) -> None:
-    assert four_device_results[check] == "ok", four_device_results[check]
+test_placement_on_four_cpu_devices = spmd_cases.device_checks(placement_cases, "test_placement_on_four_cpu_devices")
 
 
 def test_an_unknown_default_device_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

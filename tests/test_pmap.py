@@ -11,7 +11,6 @@ Collectives need a named mapped axis, so the registry-driven tests skip them and
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,8 +24,6 @@ from tensorstage.staging.errors import DTypeError, ShapeError, TransformError
 import spmd_cases
 from conftest import PLATFORM
 from spmd_cases import N, OPS, data, numerical_grad, per_member_grad
-
-HERE = Path(__file__).parent
 
 
 # ------------------------------------------------------------------- collectives as rules, under vmap(axis_name)
@@ -276,11 +273,4 @@ def test_pmap_is_not_staged_inside_programs() -> None:
 # ------------------------------------------------------------------------------- four devices, subprocess
 
 
-@pytest.fixture(scope="module")
-def four_device_results() -> dict[str, str]:
-    return spmd_cases.results_on_devices(HERE / "spmd_cases.py")
-
-
-@pytest.mark.parametrize("check", sorted(spmd_cases.checks()))
-def test_on_four_cpu_devices(check: str, four_device_results: dict[str, str]) -> None:
-    assert four_device_results[check] == "ok", four_device_results[check]
+test_on_four_cpu_devices = spmd_cases.device_checks(spmd_cases)

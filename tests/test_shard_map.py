@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ from tensorstage.staging.errors import TransformError
 import shard_map_cases
 import spmd_cases
 
-HERE = Path(__file__).parent
 P = ts.P
 
 
@@ -128,11 +126,4 @@ def test_argument_and_call_errors() -> None:
 # ------------------------------------------------------------------------------- four devices, subprocess
 
 
-@pytest.fixture(scope="module")
-def four_device_results() -> dict[str, str]:
-    return spmd_cases.results_on_devices(HERE / "shard_map_cases.py")
-
-
-@pytest.mark.parametrize("check", sorted(spmd_cases.checks(vars(shard_map_cases))))
-def test_on_four_cpu_devices(check: str, four_device_results: dict[str, str]) -> None:
-    assert four_device_results[check] == "ok", four_device_results[check]
+test_on_four_cpu_devices = spmd_cases.device_checks(shard_map_cases)
