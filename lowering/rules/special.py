@@ -4,9 +4,10 @@
 0.10.2) parses and expands per dtype. CHLO has no ``igamma``, ``betainc`` or ``bessel_i0e`` that this jaxlib parses:
 those are expansions written with staging primitives (a graph, staged once per operand type and emitted inline), ported from
 JAX's own (``jax/_src/lax/special.py``: Cephes' Chebyshev series for i0e; for P(a, x) a power series below
-``x = max(a, 1)`` and a continued fraction above it; for I_x(a, b) the continued fraction DLMF 8.17.22 by the
-modified Lentz algorithm, at most 200 (f32) / 600 (f64) terms; all in ``while`` loops that stop when every element
-has converged). float16 and bfloat16 operands are computed in float32 and rounded once.
+``x = max(a, 1)`` and a continued fraction above it, both in ONE loop (each element's state in shared slots: half
+the kernels of a loop per expansion, and a program with both P and Q runs it once); for I_x(a, b) the continued
+fraction DLMF 8.17.22 by the modified Lentz algorithm, at most 200 (f32) / 600 (f64) terms; all in ``while`` loops
+that stop when every element has converged). float16 and bfloat16 operands are computed in float32 and rounded once.
 
 Measured on CPU against SciPy 1.17 (float64 references on 100k uniform random operands per range; error =
 |got - ref| / max(|ref|, 1), i.e. absolute near the zeros of lgamma and digamma, relative elsewhere; the inputs are
@@ -204,75 +205,103 @@ _lowers_as(SP.bessel_i0e_p, _i0e)
 # ------------------------------------------------------------------------------ incomplete gamma function
 
 
-def _series(ax: Atom, x: Atom, a: Atom, enabled: Atom, derivative: bool) -> Atom:
-    """P(a, x) (or dP/da) by its power series ``x^a e^-x / Gamma(a + 1) sum_n x^n / ((a+1)...(a+n))``."""
-    eps = _eps(x)
+# The loop's slots: the fraction's last two numerators and denominators (their a-derivatives after them, for
+# igamma_grad_a); the series keeps its sum and term in the first two (their a-derivatives in the fifth and sixth).
+_TERM, _DSUM, _DTERM = 1, 4, 5
 
-    def body(vals: list[Atom]) -> list[Atom]:
-        on, r, c, ans, x_, dc_da, dans_da = vals
-        r = E.add(r, _c(1, r))
-        dc_da = E.sub(E.mul(dc_da, E.div(x_, r)), E.div(E.mul(c, x_), E.mul(r, r)))
-        dans_da = E.add(dans_da, dc_da)
-        c = E.mul(c, E.div(x_, r))
-        ans = E.add(ans, c)
-        going = E.gt(E.abs(E.div(dc_da, dans_da)), _c(eps, x_)) if derivative else E.gt(E.div(c, ans), _c(eps, x_))
-        return [_and(on, going)] + [E.select(on, new, old) for new, old in zip([r, c, ans, x_, dc_da, dans_da], vals[1:])]
 
-    one, zero = S.full_like(a, 1), S.full_like(a, 0)
-    out = _while(lambda vs: _any(vs[0]), body, [enabled, a, one, one, x, zero, zero])
-    ans, dans_da = out[3], out[6]
+def _series_step(slots: list[Atom], n: Atom, a: Atom, x: Atom, derivative: bool) -> tuple[list[Atom], Atom]:
+    """Term ``n`` of P's power series ``x^a e^-x / Gamma(a + 1) sum_n x^n / ((a+1)...(a+n))`` (and of its derivative
+    in ``a``); whether the element goes on."""
+    out = list(slots)
+    r = E.add(a, n)
+    eps = _c(_eps(x), x)
+    if derivative:
+        dc_da = E.sub(E.mul(out[_DTERM], E.div(x, r)), E.div(E.mul(out[_TERM], x), E.mul(r, r)))
+        out[_DSUM], out[_DTERM] = E.add(out[_DSUM], dc_da), dc_da
+        going = E.gt(E.abs(E.div(dc_da, out[_DSUM])), eps)
+    out[_TERM] = E.mul(out[_TERM], E.div(x, r))
+    out[0] = E.add(out[0], out[_TERM])
+    return out, going if derivative else E.gt(E.div(out[_TERM], out[0]), eps)
+
+
+def _convergents(slots: list[Atom], derivative: bool) -> tuple[Atom, Atom]:
+    """The fraction's value ``p1 / q1`` and its ``a``-derivative (the value again without ``derivative``) from its
+    slots: recomputed, not carried (the rescaling by eps, a power of 2, leaves the ratios exact)."""
+    ans = E.div(slots[0], slots[1])
     if not derivative:
-        return E.div(E.mul(ans, ax), a)
-    dlogax_da = E.sub(E.log(x), SP.digamma(E.add(a, _c(1, a))))
-    return E.div(E.mul(ax, E.add(E.mul(ans, dlogax_da), dans_da)), a)
+        return ans, ans
+    return ans, E.div(E.sub(slots[4], E.mul(ans, slots[5])), slots[1])
 
 
-def _continued_fraction(ax: Atom, x: Atom, a: Atom, enabled: Atom, derivative: bool) -> Atom:
-    """Q(a, x) (or dQ/da) by Legendre's continued fraction (Cephes' igamc), at most 2000 terms, rescaled so the
-    convergents never overflow."""
+def _fraction_step(slots: list[Atom], n: Atom, a: Atom, x: Atom, derivative: bool) -> tuple[list[Atom], Atom]:
+    """Term ``n`` of Legendre's continued fraction for Q (Cephes' igamc; and of its derivative in ``a``), its
+    numerators and denominators rescaled so they never overflow; whether the element goes on."""
+    pkm1, qkm1, pkm2, qkm2 = slots[:4]
+    ans, dans = _convergents(slots, derivative)
+    y = E.add(E.sub(_c(1, a), a), n)  # y and z as Cephes' (1 - a + n, x + y + 1 + n), from the shared counter
+    z = E.add(E.add(x, y), E.add(n, _c(1, x)))
+    yc = E.mul(y, n)
+    pk = E.sub(E.mul(pkm1, z), E.mul(pkm2, yc))
+    qk = E.sub(E.mul(qkm1, z), E.mul(qkm2, yc))
+    nonzero = bind(E.ne_p, qk, _c(0, qk))
+    r = E.div(pk, qk)
+    one = S.full_like(r, 1)
+    t = E.select(nonzero, E.abs(E.div(E.sub(ans, r), r)), one)
+    values = [pkm1, pk, qkm1, qk]
+    if derivative:
+        dpkm1, dqkm1, dpkm2, dqkm2 = slots[4:]
+        dpk = E.add(E.sub(E.sub(E.mul(dpkm1, z), pkm1), E.mul(dpkm2, yc)), E.mul(pkm2, n))
+        dqk = E.add(E.sub(E.sub(E.mul(dqkm1, z), qkm1), E.mul(dqkm2, yc)), E.mul(qkm2, n))
+        dans_new = E.div(E.sub(dpk, E.mul(r, dqk)), qk)
+        t = E.select(nonzero, E.abs(E.sub(dans_new, dans)), one)  # the derivative's own step decides
+        values += [dpkm1, dpk, dqkm1, dqk]
     eps = _eps(x)
+    rescale = E.gt(E.abs(pk), _c(1 / eps, pk))
+    pkm2, pkm1, qkm2, qkm1, *derivatives = [E.select(rescale, E.mul(v, _c(eps, v)), v) for v in values]
+    out = [pkm1, qkm1, pkm2, qkm2]
+    if derivative:
+        dpkm2, dpkm1, dqkm2, dqkm1 = derivatives
+        out += [dpkm1, dqkm1, dpkm2, dqkm2]
+    return out, E.gt(t, _c(eps, t))
+
+
+def _expansion_init(a: Atom, x: Atom, fraction: Atom, derivative: bool) -> list[Atom]:
+    """The slots' first values: the series' (sum and term 1, derivatives 0) or the fraction's first convergents."""
+    zero, one = S.full_like(x, 0), S.full_like(x, 1)
+    z = E.add(E.add(x, E.sub(_c(1, a), a)), _c(1, x))
+    cf = [E.add(x, _c(1, x)), E.mul(z, x), one, x] + ([zero, E.neg(x), zero, zero] if derivative else [])
+    series = [one, one] + [zero] * (len(cf) - 2)
+    return [E.select(fraction, f, s_) for f, s_ in zip(cf, series)]
+
+
+def _expansion_loop(ax: Atom, x: Atom, a: Atom, enabled: Atom, fraction: Atom, derivative: bool) -> Atom:
+    """P(a, x) by its power series, or Q(a, x) by its continued fraction where ``fraction`` (or their derivatives in
+    ``a``; the callers turn either into what they return), in ONE while loop of at most 2000 terms (the series
+    needs < 70 terms outside Temme's region): each element's state sits in shared slots and every step
+    computes both expansions' terms and keeps its own. One loop, not one per expansion, halves the kernels XLA
+    compiles (compile time tracks them), and costs no more steps: each loop ran until its slowest element. The
+    fraction's convergent is not carried but recomputed from the slots (one kernel less per carried value)."""
 
     def body(vals: list[Atom]) -> list[Atom]:
-        on, ans, t, y, z, c, pkm1, qkm1, pkm2, qkm2, dpkm2, dqkm2, dpkm1, dqkm1, dans = vals
-        c = E.add(c, _c(1, c))
-        y = E.add(y, _c(1, y))
-        z = E.add(z, _c(2, z))
-        yc = E.mul(y, c)
-        pk = E.sub(E.mul(pkm1, z), E.mul(pkm2, yc))
-        qk = E.sub(E.mul(qkm1, z), E.mul(qkm2, yc))
-        nonzero = bind(E.ne_p, qk, _c(0, qk))
-        r = E.div(pk, qk)
-        one = S.full_like(r, 1)
-        t = E.select(nonzero, E.abs(E.div(E.sub(ans, r), r)), one)
-        ans = E.select(nonzero, r, ans)
-        dpk = E.add(E.sub(E.sub(E.mul(dpkm1, z), pkm1), E.mul(dpkm2, yc)), E.mul(pkm2, c))
-        dqk = E.add(E.sub(E.sub(E.mul(dqkm1, z), qkm1), E.mul(dqkm2, yc)), E.mul(qkm2, c))
-        dans_new = E.select(nonzero, E.div(E.sub(dpk, E.mul(ans, dqk)), qk), dans)
-        step = E.select(nonzero, E.abs(E.sub(dans_new, dans)), one)
-        rescale = E.gt(E.abs(pk), _c(1 / eps, pk))
-        shrink = [E.select(rescale, E.mul(v, _c(eps, v)), v) for v in (pkm1, pk, qkm1, qk, dpkm1, dqkm1, dpk, dqk)]
-        pkm2, pkm1, qkm2, qkm1, dpkm2, dqkm2, dpkm1, dqkm1 = shrink
-        going = E.gt(step if derivative else t, _c(eps, t))
-        new = [ans, t, y, z, None, pkm1, qkm1, pkm2, qkm2, dpkm2, dqkm2, dpkm1, dqkm1, dans_new]
-        kept = [c if n is None else E.select(on, n, old) for n, old in zip(new, vals[1:])]
-        return [_and(on, going)] + kept
+        on, n, a_, x_, fraction_, *slots = vals
+        n = E.add(n, _c(1, n))
+        wide_n = S.broadcast_in_dim(n, x_.aval.shape, ())
+        series, series_going = _series_step(slots, wide_n, a_, x_, derivative)
+        cf, cf_going = _fraction_step(slots, wide_n, a_, x_, derivative)
+        new = [E.select(on, E.select(fraction_, f, s_), old) for f, s_, old in zip(cf, series, slots)]
+        return [_and(on, E.select(fraction_, cf_going, series_going)), n, a_, x_, fraction_, *new]
 
-    y = E.sub(_c(1, a), a)
-    z = E.add(E.add(x, y), _c(1, x))
-    pkm1 = E.add(x, _c(1, x))
-    qkm1 = E.mul(z, x)
-    ans = E.div(pkm1, qkm1)
-    zero = S.full_like(x, 0)
-    dqkm1 = E.neg(x)
-    dans = E.div(E.neg(E.mul(ans, dqkm1)), qkm1)
     counter = S.full_like(Aval((), x.aval.dtype), 0)  # terms taken, shared by every element
-    init = [enabled, ans, S.full_like(x, 1), y, z, counter, pkm1, qkm1, S.full_like(x, 1), x, zero, zero, zero,
-            dqkm1, dans]
-    out = _while(lambda vs: _and(E.lt(vs[5], _c(2000, vs[5])), _any(vs[0])), body, init)
-    if not derivative:
-        return E.mul(out[1], ax)
-    dlogax_da = E.sub(E.log(x), SP.digamma(a))
-    return E.mul(ax, E.add(E.mul(out[1], dlogax_da), out[14]))
+    init = [enabled, counter, a, x, fraction, *_expansion_init(a, x, fraction, derivative)]
+    slots = _while(lambda vs: _and(E.lt(vs[1], _c(2000, vs[1])), _any(vs[0])), body, init)[5:]
+    cf_ans, cf_dans = _convergents(slots, derivative)
+    ans = E.select(fraction, cf_ans, slots[0])
+    if derivative:  # d/da of log(x^a e^-x / Gamma(a + 1)) for the series, of Gamma(a) for the fraction
+        psi = SP.digamma(E.select(fraction, a, E.add(a, _c(1, a))))
+        ans = E.add(E.mul(ans, E.sub(E.log(x), psi)), E.select(fraction, cf_dans, slots[_DSUM]))
+        return E.div(E.mul(ax, ans), E.select(fraction, S.full_like(a, 1), a))
+    return E.div(E.mul(ans, ax), E.select(fraction, S.full_like(a, 1), a))
 
 
 def _prefactor(a: Atom, x: Atom) -> tuple[Atom, Atom]:
@@ -519,21 +548,24 @@ def _domain_error(a: Atom, x: Atom) -> Atom:
     return _or(E.lt(x, zero), E.lt(a, zero), _and(E.eq(a, zero), E.eq(x, zero)), _isnan(a), _isnan(x))
 
 
-def _igamma(a: Atom, x: Atom) -> Atom:
-    x_inf, x_zero = E.eq(x, _c(np.inf, x)), E.eq(x, _c(0, x))
+def _series_or_fraction(a: Atom, x: Atom) -> tuple[Atom, Atom, Atom, Atom]:
+    """P by the series, or Q by the fraction where ``x >= 1`` and ``x > a`` (returned: ``fraction``), except in
+    Temme's region (``temme``) and outside the domain (``domain``). igamma and igammac stage this identically, so
+    a program computing both compiles and runs one loop (XLA's CSE)."""
     domain = _domain_error(a, x)
-    use_fraction = _and(bind(E.ge_p, x, _c(1, x)), E.gt(x, a))
-    ax, underflow = _prefactor(a, x)
+    fraction = _and(bind(E.ge_p, x, _c(1, x)), E.gt(x, a))
+    ax, underflow = _prefactor(a, x)  # also where x = 0 < a, or a = 0 < x: their P and Q are set by the callers
     temme = _temme_region(a, x)
-    enabled = _not(_or(x_zero, domain, underflow, x_inf, temme))
-    out = E.select(
-        use_fraction,
-        E.sub(_c(1, x), _continued_fraction(ax, x, a, _and(enabled, use_fraction), False)),
-        _series(ax, x, a, _and(enabled, _not(use_fraction)), False),
-    )
+    enabled = _not(_or(domain, underflow, E.eq(x, _c(np.inf, x)), temme))
+    return _expansion_loop(ax, x, a, enabled, fraction, False), fraction, temme, domain
+
+
+def _igamma(a: Atom, x: Atom) -> Atom:
+    value, fraction, temme, domain = _series_or_fraction(a, x)
+    out = E.select(fraction, E.sub(_c(1, x), value), value)
     out = E.select(temme, _temme(a, x, "P"), out)
-    out = E.select(x_zero, S.full_like(out, 0), out)
-    out = E.select(x_inf, S.full_like(out, 1), out)
+    out = E.select(E.eq(x, _c(0, x)), S.full_like(out, 0), out)
+    out = E.select(E.eq(x, _c(np.inf, x)), S.full_like(out, 1), out)
     return E.select(domain, S.full_like(out, np.nan), out)
 
 
@@ -585,20 +617,11 @@ def _q_series(a: Atom, x: Atom) -> Atom:
 
 
 def _igammac(a: Atom, x: Atom) -> Atom:
-    a_zero, x_inf = E.eq(a, _c(0, a)), E.eq(x, _c(np.inf, x))
-    domain = _domain_error(a, x)
-    use_series = _or(E.lt(x, _c(1, x)), E.lt(x, a))
-    ax, underflow = _prefactor(a, x)
-    temme, direct = _temme_region(a, x), _q_series_region(a, x)
-    enabled = _not(_or(domain, underflow, x_inf, a_zero, temme, direct))
-    out = E.select(
-        use_series,
-        E.sub(_c(1, x), _series(ax, x, a, _and(enabled, use_series), False)),
-        _continued_fraction(ax, x, a, _and(enabled, _not(use_series)), False),
-    )
-    out = E.select(direct, _q_series(a, x), out)
+    value, fraction, temme, domain = _series_or_fraction(a, x)
+    out = E.select(fraction, value, E.sub(_c(1, x), value))
+    out = E.select(_q_series_region(a, x), _q_series(a, x), out)
     out = E.select(temme, _temme(a, x, "Q"), out)
-    out = E.select(_or(x_inf, a_zero), S.full_like(out, 0), out)
+    out = E.select(_or(E.eq(x, _c(np.inf, x)), E.eq(a, _c(0, a))), S.full_like(out, 0), out)
     return E.select(domain, S.full_like(out, np.nan), out)
 
 
@@ -609,11 +632,8 @@ def _igamma_grad_a(a: Atom, x: Atom) -> Atom:
     ax, underflow = _prefactor(a, x)
     temme = _temme_region(a, x)
     enabled = _not(_or(x_zero, domain, underflow, temme))
-    out = E.select(
-        use_fraction,
-        E.neg(_continued_fraction(ax, x, a, _and(enabled, use_fraction), True)),
-        _series(ax, x, a, _and(enabled, _not(use_fraction)), True),
-    )
+    value = _expansion_loop(ax, x, a, enabled, use_fraction, True)
+    out = E.select(use_fraction, E.neg(value), value)
     out = E.select(temme, _temme(a, x, "dP/da"), out)
     out = E.select(x_zero, S.full_like(out, 0), out)
     return E.select(domain, S.full_like(out, np.nan), out)
