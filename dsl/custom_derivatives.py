@@ -25,7 +25,7 @@ Deliberate differences from JAX:
 - A rule staged on use that reads a staged value from outside the call (a closure over a traced value of an
   enclosing function) reads the value the call was made with, when the call's own rules read it too; where a rule
   staged only on use (a call in its own rules) reads one, that inner call is differentiated through the function
-  itself. JAX's ``closure_convert`` is the way out there too: pass such values as arguments.
+  itself. ``ts.closure_convert`` (JAX's) is the way out there too: pass such values as arguments.
 - Integer inputs' tangents are ``SymbolicZero`` of the input's own type (JAX's: ``float0``).
 - A ``custom_jvp`` function called in its own rule is the function itself there (JAX nests its rule): the rules
   of this library's special functions are written for that, their formulas cancelling far out where the
