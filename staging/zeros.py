@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from . import dtypes
 from .ir import Atom, Aval
+
+if TYPE_CHECKING:
+    from .errors import TransformError
+    from .primitive import Primitive
 
 
 class Zero:
@@ -43,3 +48,25 @@ def has_tangent(aval: Aval) -> bool:
     """Only floating-point and complex values carry tangents and cotangents; integer and boolean paths are
     always Zero."""
     return dtypes.is_inexact(aval.dtype)
+
+
+def def_no_derivative(prim: Primitive, refusal: Callable[[Mapping[str, Any]], TransformError]) -> None:
+    """JVP and VJP rules for a primitive that has no derivative (a host callback, an exported program): zero
+    tangents and no cotangents where nothing is differentiated through it (or it has no results), else the
+    ``TransformError`` that ``refusal(params)`` makes."""
+
+    @prim.def_jvp
+    def _jvp(primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], **params: Any) -> list[
+        MaybeZero
+    ]:
+        if outs and any(not isinstance(t, Zero) for t in tangents):
+            raise refusal(params)
+        return [Zero(o.aval) for o in outs]
+
+    @prim.def_vjp
+    def _vjp(
+        cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], **params: Any
+    ) -> list[None]:
+        if any(wants) and any(not isinstance(c, Zero) for c in cts):
+            raise refusal(params)
+        return [None] * len(primals)

@@ -28,7 +28,7 @@ from ..builder import bind
 from ..errors import TransformError
 from ..ir import Atom, Aval, Equation, Graph, SourceLoc
 from ..primitive import Primitive, graph_holds
-from ..zeros import MaybeZero, Zero
+from ..zeros import def_no_derivative
 from .subgraph_edits import batch_size_and_name
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
@@ -166,22 +166,7 @@ def _define(name: str, effectful: bool) -> Primitive:
     def _shape(*avals: Aval, callback: HostCallback) -> tuple[Aval, ...]:
         return callback.out_avals
 
-    @prim.def_jvp
-    def _jvp(
-        primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, callback: HostCallback
-    ) -> list[MaybeZero]:
-        if outs and any(not isinstance(t, Zero) for t in tangents):
-            raise _not_differentiable(callback, name)
-        return [Zero(o.aval) for o in outs]
-
-    @prim.def_vjp
-    def _vjp(
-        cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *,
-        callback: HostCallback,
-    ) -> list[None]:
-        if any(wants) and any(not isinstance(c, Zero) for c in cts):
-            raise _not_differentiable(callback, name)
-        return [None] * len(primals)
+    def_no_derivative(prim, lambda params: _not_differentiable(params["callback"], name))
 
     @prim.def_batch
     def _batch(

@@ -14,7 +14,7 @@ from ..builder import bind, building
 from ..errors import ShapeError, TransformError
 from ..ir import Atom, Aval, Var, format_dims
 from ..primitive import Primitive
-from ..zeros import MaybeZero, Zero
+from ..zeros import def_no_derivative
 from ..dtypes import short_name
 from .subgraph_edits import batch_size_and_name
 
@@ -70,23 +70,7 @@ def _no_derivative(exported: ExportedModule) -> TransformError:
     )
 
 
-@exported_call_p.def_jvp
-def _exported_call_jvp(
-    primals: Sequence[Atom], tangents: Sequence[MaybeZero], outs: Sequence[Atom], *, exported: ExportedModule
-) -> list[MaybeZero]:
-    if any(not isinstance(t, Zero) for t in tangents):
-        raise _no_derivative(exported)
-    return [Zero(o.aval) for o in outs]
-
-
-@exported_call_p.def_vjp
-def _exported_call_vjp(
-    cts: Sequence[MaybeZero], primals: Sequence[Atom], outs: Sequence[Atom], wants: Sequence[bool], *,
-    exported: ExportedModule,
-) -> list[None]:
-    if any(wants) and any(not isinstance(c, Zero) for c in cts):
-        raise _no_derivative(exported)
-    return [None] * len(primals)
+def_no_derivative(exported_call_p, lambda params: _no_derivative(params["exported"]))
 
 
 @exported_call_p.def_batch
